@@ -1,0 +1,4 @@
+"""RoCE header dissectors: declarative header layouts, the opcode table, ICRC, Scapy layers.
+
+Installed as `rocetrace.dissectors`.
+"""
