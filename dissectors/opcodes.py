@@ -115,7 +115,10 @@ _RC_ONLY_OPS: tuple[tuple[int, str, Operation, str | None, tuple[Header, ...]], 
 
 
 def _rc() -> list[Opcode]:
-    return [Opcode(c, f"RC_{n}", Transport.RC, op, pos, h) for c, n, op, pos, h in _RC_OPS + _RC_ONLY_OPS]
+    return [
+        Opcode(c, f"RC_{n}", Transport.RC, op, pos, h)
+        for c, n, op, pos, h in _RC_OPS + _RC_ONLY_OPS
+    ]
 
 
 def _uc() -> list[Opcode]:
@@ -126,7 +129,7 @@ def _uc() -> list[Opcode]:
 
 
 def _rd() -> list[Opcode]:
-    """RD: RDETH on every packet, DETH after it on requests."""
+    """RD: RDETH on every packet, DETH after it on requests (Wireshark's RDETH_DETH_* lists)."""
     ops = [
         Opcode(
             0x40 | c,
@@ -139,18 +142,28 @@ def _rd() -> list[Opcode]:
         for c, n, op, pos, h in _RC_OPS
     ]
     ops.append(Opcode(0x55, "RD_RESYNC", Transport.RD, Operation.RESYNC, "only", (RDETH, DETH)))
+    # FLUSH is defined for RD too (Linux include/rdma/ib_pack.h: IB_OPCODE(RD, FLUSH) = 0x5C);
+    # ATOMIC WRITE is not.
+    ops.append(
+        Opcode(0x5C, "RD_FLUSH", Transport.RD, Operation.FLUSH, "only", (RDETH, DETH, FETH, RETH))
+    )
     return ops
 
 
 def _ud() -> list[Opcode]:
     return [
         Opcode(0x64, "UD_SEND_ONLY", Transport.UD, Operation.SEND, "only", (DETH,)),
-        Opcode(0x65, "UD_SEND_ONLY_WITH_IMMEDIATE", Transport.UD, Operation.SEND, "only", (DETH, IMMDT)),
+        Opcode(
+            0x65, "UD_SEND_ONLY_WITH_IMMEDIATE", Transport.UD, Operation.SEND, "only", (DETH, IMMDT)
+        ),
     ]
 
 
 def _xrc() -> list[Opcode]:
-    """XRC: XRCETH right after the BTH on requests; responses look like RC."""
+    """XRC (IBTA Annex A14): XRCETH right after the BTH on requests; responses look like RC.
+
+    FLUSH and ATOMIC WRITE (IBTA 1.5 memory placement extensions) are listed as for RC.
+    """
     return [
         Opcode(
             0xA0 | c,
