@@ -13,6 +13,7 @@ import numpy as np
 
 ICRC_LEN = 4
 UDP_HEADER_LEN = 8
+GRH_LEN = 40
 _LEADING_ONES = b"\xff" * 8
 
 
@@ -47,6 +48,17 @@ def compute_icrc(ip_packet: bytes) -> int:
     udp = ip_len
     data[udp + 6 : udp + 8] = b"\xff\xff"  # UDP checksum
     data[udp + UDP_HEADER_LEN + 4] = 0xFF  # BTH byte 4: FECN, BECN, reserved
+    return zlib.crc32(_LEADING_ONES + bytes(data)) & 0xFFFFFFFF
+
+
+def compute_icrc_v1(grh_packet: bytes) -> int:
+    """ICRC of a RoCEv1 packet given from its GRH through the ICRC (inclusive).
+
+    Same rule as RoCEv2 without the UDP header: the GRH is masked like an IPv6 header.
+    """
+    data = bytearray(grh_packet[:-ICRC_LEN])
+    _mask_ipv6(data)
+    data[GRH_LEN + 4] = 0xFF  # BTH byte 4
     return zlib.crc32(_LEADING_ONES + bytes(data)) & 0xFFFFFFFF
 
 
