@@ -1,0 +1,128 @@
+"""render_report: one self-contained HTML file from an `Analysis` (never from packet bytes).
+
+plotly.js is embedded once for the whole page (or linked from the CDN on request); each
+figure is a JSON block that a small script draws with Plotly.newPlot, visible ones first.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import plotly.offline
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
+from plotly.io._utils import plotly_cdn_url
+from rocetrace.reports import tables
+from rocetrace.reports.data import verdict
+from rocetrace.reports.findings import finding_views
+from rocetrace.reports.sections import Context, ordered_sections
+
+from rocetrace import __version__
+from rocetrace.analysis.result import Analysis
+from rocetrace.errors import OutputError
+
+DEFAULT_TOP_FLOWS = 8
+PlotlyJs = Literal["inline", "cdn"]
+
+TABLE_INTROS = {
+    "flows": (
+        "One row per direction of traffic to one QP. Highlighted rows lost or resent packets. "
+        "Click a header to sort, type to filter."
+    ),
+    "episodes": "Every retransmission episode: what triggered it and how the sender recovered.",
+    "qos": (
+        "RoCE data usually rides DSCP 24/26 (priority 3) and must be ECN-capable; CNPs belong "
+        "in a higher, strict-priority class (e.g. DSCP 48)."
+    ),
+    "entropy": "The RoCEv2 UDP source port is a flow's ECMP entropy.",
+}
+
+
+def _table_sections(ctx: Context) -> list[dict[str, Any]]:
+    a = ctx.analysis
+    built = [
+        ("flows", "Flows", tables.flows_table(a.flows, ctx.graphed)),
+        (
+            "episodes",
+            "Retransmission episodes",
+            tables.episodes_table(a.retransmissions, ctx.keys, ctx.origin_ns),
+        ),
+        ("qos", "QoS", tables.qos_table(a.flows, a.cnps)),
+        ("entropy", "ECMP entropy (UDP source ports)", tables.entropy_table(a.flows)),
+    ]
+    return [{"id": i, "title": t, "intro": TABLE_INTROS[i], "table": tb} for i, t, tb in built]
+
+
+def build_context(
+    analysis: Analysis, top_flows: int = DEFAULT_TOP_FLOWS, title: str | None = None
+) -> dict[str, Any]:
+    """Everything the template needs, from the analysis tables only."""
+    ctx = Context.of(analysis, top_flows)
+    a = analysis
+    sections = ordered_sections(ctx)
+    file = getattr(a.capture, "file", None) or getattr(a.capture, "path", None)
+    findings = finding_views(a.findings, a.retransmissions, ctx.keys, ctx.graphed, ctx.origin_ns)
+    return {
+        "title": title or f"rocetrace: {Path(str(file)).name if file else 'capture'}",
+        "version": __version__,
+        "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "facts": tables.capture_facts(a.capture, a.packets),
+        "verdict": verdict(a.findings),
+        "findings": findings,
+        "sections": sections,
+        "table_sections": _table_sections(ctx),
+        "figure_count": sum(len(s.figures) for s in sections),
+    }
+
+
+def _environment() -> Environment:
+    return Environment(
+        loader=PackageLoader("rocetrace.reports", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render_html(
+    analysis: Analysis,
+    *,
+    plotlyjs: PlotlyJs = "inline",
+    top_flows: int = DEFAULT_TOP_FLOWS,
+    title: str | None = None,
+) -> str:
+    """The report as a string (see render_report)."""
+    if plotlyjs not in ("inline", "cdn"):
+        raise ValueError(f"plotlyjs must be 'inline' or 'cdn', not {plotlyjs!r}")
+    context = build_context(analysis, top_flows, title)
+    if plotlyjs == "inline":
+        context["plotlyjs_inline"] = Markup(plotly.offline.get_plotlyjs())
+    else:
+        context["plotlyjs_src"] = plotly_cdn_url()
+    return _environment().get_template("report.html.j2").render(**context)
+
+
+def render_report(
+    analysis: Analysis,
+    out_path: str | Path,
+    *,
+    plotlyjs: PlotlyJs = "inline",
+    top_flows: int = DEFAULT_TOP_FLOWS,
+    title: str | None = None,
+) -> Path:
+    """Write the self-contained HTML report for `analysis` to `out_path`; return the path.
+
+    plotlyjs: "inline" embeds plotly.js once (works offline, about 4.8 MB); "cdn" links it.
+    top_flows: how many of the most eventful flows get a full PSN graph (the rest are rows
+    of the flow table and one "all other flows" line in the throughput graph).
+    Raises OutputError (exit status 6) when the file cannot be written.
+    """
+    html = render_html(analysis, plotlyjs=plotlyjs, top_flows=top_flows, title=title)
+    path = Path(out_path)
+    try:
+        path.write_text(html, encoding="utf-8")
+    except OSError as exc:
+        raise OutputError(f"cannot write report {path}: {exc.strerror or exc}") from exc
+    return path
