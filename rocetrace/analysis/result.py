@@ -20,8 +20,13 @@ class Analysis:
     cnps: pd.DataFrame
     pfc: pd.DataFrame
     findings: pd.DataFrame
-    capture: Any  # rocetrace.capture.CaptureInfo
+    capture: Any  # rocetrace.capture.CaptureInfo, or None for a packet table analysed directly
     options: dict[str, Any] = field(default_factory=dict)
+    # Beyond the contract tables: continuous pauses per (sender, priority), UDP source-port
+    # entropy per host pair, and the capture facts the summary reports.
+    pfc_pauses: pd.DataFrame = field(default_factory=pd.DataFrame)
+    sports: pd.DataFrame = field(default_factory=pd.DataFrame)
+    capture_facts: dict[str, Any] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         """The JSON summary (schema rocetrace.summary/1, docs/summary-schema.md)."""

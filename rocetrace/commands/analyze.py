@@ -1,9 +1,100 @@
-"""`rocetrace analyze` (placeholder until its issue lands)."""
+"""`rocetrace analyze CAPTURE`: run the analysis, write the JSON summary, map findings to a
+status. Thin on purpose: the HTML report and terminal summary plug in after `analyze()`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 import click
 
+from rocetrace.errors import ExitStatus, OutputError
+
+SEVERITIES = (
+    "info",
+    "warning",
+    "critical",
+)  # as rocetrace.analysis.findings; no pandas import here
+
+
+@contextmanager
+def stage_progress() -> Iterator[Callable[[str], None] | None]:
+    """A rich spinner with the current stage on stderr, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("analyze", total=None)
+        yield lambda stage: bar.update(task, description=f"analyze: {stage}")
+
+
+def write_json(summary: dict[str, Any], path: str) -> None:
+    """Write the summary to PATH, or to stdout (and nothing else there) for '-'."""
+    text = json.dumps(summary, indent=2, allow_nan=False)
+    if path == "-":
+        click.echo(text)
+        return
+    try:
+        Path(path).write_text(text + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def exit_status(findings_severities: list[str], fail_on: str | None) -> ExitStatus:
+    """FINDINGS when any finding is at or above the --fail-on severity."""
+    if fail_on is None:
+        return ExitStatus.OK
+    floor = SEVERITIES.index(fail_on)
+    hit = any(SEVERITIES.index(s) >= floor for s in findings_severities)
+    return ExitStatus.FINDINGS if hit else ExitStatus.OK
+
 
 @click.command()
-def analyze() -> None:
-    """Not implemented yet."""
-    raise click.ClickException("'analyze' is not implemented yet")
+@click.argument("capture", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--json", "json_path", metavar="PATH", help="Write the JSON summary to PATH ('-' = stdout)."
+)
+@click.option(
+    "--link-speed", default="100G", show_default=True, help="Link speed for PFC pause time."
+)
+@click.option(
+    "--roce-port",
+    default=4791,
+    show_default=True,
+    type=click.IntRange(1, 65535),
+    help="RoCEv2 UDP port.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(SEVERITIES),
+    help="Exit with status 1 when a finding of this severity or worse is found.",
+)
+def analyze(
+    capture: Path, json_path: str | None, link_speed: str, roce_port: int, fail_on: str | None
+) -> int:
+    """Analyse CAPTURE: flows, PSN gaps, NAKs, retransmissions, ECN/CNP, PFC, QoS.
+
+    \b
+    Exit status 0 whenever the analysis ran, whatever it found, unless --fail-on is given.
+    """
+    from rocetrace.analysis.api import analyze as run
+    from rocetrace.analysis.api import parse_link_speed
+
+    try:
+        speed = parse_link_speed(link_speed)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--link-speed") from exc
+    with stage_progress() as progress:
+        result = run(capture, link_speed=speed, roce_port=roce_port, progress=progress)
+    if json_path:
+        write_json(result.summary(), json_path)
+    return int(exit_status(result.findings["severity"].tolist(), fail_on))

@@ -1,0 +1,55 @@
+"""`analyze(path_or_capture, **options) -> Analysis`: the one library call behind the CLI.
+
+Works in a notebook: no printing, no plotting; progress only through an optional callback.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from os import PathLike
+from typing import Any
+
+import pandas as pd
+
+from rocetrace.analysis.pipeline import analyze_packets
+from rocetrace.analysis.result import Analysis
+
+_SPEED = re.compile(r"^\s*([0-9.]+)\s*([kKmMgGtT]?)(?:b(?:it)?(?:/?s|ps)?)?\s*$")
+_SCALE = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+
+
+def parse_link_speed(value: str | float | int) -> float:
+    """'100G', '25g', '400Gb/s' or a number of bits per second -> bits per second."""
+    if isinstance(value, int | float):
+        return float(value)
+    m = _SPEED.match(value)
+    if not m or float(m.group(1)) <= 0:
+        raise ValueError(f"not a link speed: {value!r} (try 100G)")
+    return float(m.group(1)) * _SCALE[m.group(2).lower()]
+
+
+def analyze(
+    path_or_capture: str | PathLike[str] | Any,
+    *,
+    link_speed: str | float = "100G",
+    roce_port: int = 4791,
+    progress: Callable[[str], None] | None = None,
+    **options: Any,
+) -> Analysis:
+    """Read a capture (a path, a `Capture`, or a packet-table DataFrame) and analyse it."""
+    bps = parse_link_speed(link_speed)
+    if isinstance(path_or_capture, pd.DataFrame):
+        packets, info = path_or_capture, None
+    elif hasattr(path_or_capture, "packets"):
+        packets, info = path_or_capture.packets, path_or_capture.info
+    else:
+        from rocetrace.capture import read_capture
+
+        if progress:
+            progress("decode")
+        cap = read_capture(path_or_capture, roce_port=roce_port)
+        packets, info = cap.packets, cap.info
+    return analyze_packets(
+        packets, info, link_speed_bps=bps, progress=progress, roce_port=roce_port, **options
+    )

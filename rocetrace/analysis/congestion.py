@@ -1,0 +1,109 @@
+"""ECN and CNPs: which flow each CNP throttles, whether a CE mark preceded it, the interval
+between CNPs per QP and the sender's throughput just before and after each CNP (DCQCN).
+
+A CNP is addressed to the QP that must slow down, i.e. the sender of the marked traffic: it
+throttles the reverse (paired) direction of the flow key it travels on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from rocetrace.analysis.flows import FlowModel
+from rocetrace.analysis.prepared import CNP, Prepared
+
+RATE_WINDOW_NS = 100_000  # throughput is measured over this long before and after a CNP
+
+
+def throttled_flow(pp: Prepared, model: FlowModel, idx: np.ndarray) -> np.ndarray:
+    """The flow each CNP throttles: the pair of its own flow, or the only flow the other way."""
+    carrier = model.flow_id[idx]
+    out = model.pair[carrier].copy()
+    lone = (
+        pd.Series(np.arange(len(model)))
+        .groupby([model.src, model.dst])
+        .agg(lambda f: f.iloc[0] if len(f) == 1 else -1)
+    )
+    for i in np.flatnonzero(out < 0):
+        c = carrier[i]
+        out[i] = lone.get((model.dst[c], model.src[c]), -1)
+    return out
+
+
+def _ce_before(
+    cnp_flow: np.ndarray, cnp_ts: np.ndarray, pp: Prepared, ce_flow: np.ndarray
+) -> np.ndarray:
+    """Per CNP: was a CE-marked packet of its flow seen since that flow's previous CNP?"""
+    out = np.zeros(len(cnp_flow), bool)
+    ce = np.flatnonzero(ce_flow >= 0)
+    for f in np.unique(cnp_flow[cnp_flow >= 0]):
+        rows = np.flatnonzero(cnp_flow == f)
+        marks = np.sort(pp.ts[ce[ce_flow[ce] == f]])
+        t = cnp_ts[rows]
+        prev = np.concatenate(([np.iinfo(np.int64).min], t[:-1]))
+        out[rows] = np.searchsorted(marks, t, "right") > np.searchsorted(marks, prev, "right")
+    return out
+
+
+def _rates(
+    cnp_flow: np.ndarray, cnp_ts: np.ndarray, pp: Prepared, model: FlowModel
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bits per second of the throttled flow in the window before and after each CNP."""
+    before = np.full(len(cnp_flow), np.nan)
+    after = np.full(len(cnp_flow), np.nan)
+    for f in np.unique(cnp_flow[cnp_flow >= 0]):
+        rows = np.flatnonzero(cnp_flow == f)
+        own = np.flatnonzero(model.flow_id == f)
+        ts, cum = pp.ts[own], np.concatenate(([0], np.cumsum(pp.wire_len[own])))
+        t = cnp_ts[rows]
+        at = cum[np.searchsorted(ts, t, "left")]
+        lo = cum[np.searchsorted(ts, t - RATE_WINDOW_NS, "left")]
+        hi = cum[np.searchsorted(ts, t + RATE_WINDOW_NS, "left")]
+        before[rows] = (at - lo) * 8e9 / RATE_WINDOW_NS
+        after[rows] = (hi - at) * 8e9 / RATE_WINDOW_NS
+    return before, after
+
+
+def cnp_table(pp: Prepared, model: FlowModel) -> pd.DataFrame:
+    """The cnps table (docs/analysis-tables.md) plus interval and throughput columns."""
+    idx = np.flatnonzero((pp.kind == CNP) & (model.flow_id >= 0))
+    flow = throttled_flow(pp, model, idx) if len(idx) else np.zeros(0, np.int64)
+    ts = pp.ts[idx]
+    ce_flow = np.where((pp.ecn == 3) & (pp.kind != CNP), model.flow_id, -1)
+    before, after = _rates(flow, ts, pp, model)
+    df = pd.DataFrame(
+        {
+            "frame": pp.frame[idx],
+            "ts_ns": ts,
+            "flow_id": pd.array(np.where(flow >= 0, flow, 0), dtype="Int32"),
+            "src_ip": pp.ips[pp.src[idx]] if len(idx) else np.zeros(0, object),
+            "dst_ip": pp.ips[pp.dst[idx]] if len(idx) else np.zeros(0, object),
+            "dest_qp": pp.qp[idx],
+            "dscp": pp.dscp[idx],
+            "vlan_pcp": pp.pcp[idx],
+            "ce_before": _ce_before(flow, ts, pp, ce_flow),
+            "rate_before_bps": before,
+            "rate_after_bps": after,
+        }
+    )
+    df["flow_id"] = df["flow_id"].mask(flow < 0)
+    gap = df.groupby("flow_id")["ts_ns"].diff()
+    df["interval_s"] = gap / 1e9
+    return df
+
+
+def congestion_per_flow(pp: Prepared, model: FlowModel, cnps: pd.DataFrame) -> pd.DataFrame:
+    """Per flow: CE-marked packets, CNPs received for it, CNPs without CE, CNP interval."""
+    n = len(model)
+    ce = (pp.ecn == 3) & (model.flow_id >= 0) & (pp.kind != CNP)
+    out = pd.DataFrame(index=pd.RangeIndex(n))
+    out["ecn_ce_packets"] = np.bincount(model.flow_id[ce], minlength=n)
+    known = cnps[cnps["flow_id"].notna()]
+    fid = known["flow_id"].astype(np.int64).to_numpy()
+    out["cnps"] = np.bincount(fid, minlength=n)
+    out["cnps_without_ce"] = np.bincount(fid[~known["ce_before"].to_numpy(bool)], minlength=n)
+    by_flow = known.groupby(fid)["interval_s"]
+    out["cnp_interval_min_s"] = by_flow.min().reindex(out.index)
+    out["cnp_interval_median_s"] = by_flow.median().reindex(out.index)
+    return out

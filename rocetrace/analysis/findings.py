@@ -1,0 +1,191 @@
+"""Findings: what went wrong, in plain language, with the evidence to open in Wireshark.
+
+Each rule reads finished analysis tables and yields rows; codes are stable names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from rocetrace.analysis.flows import GSI_QP
+from rocetrace.analysis.pfc import STORM_S
+
+SEVERITIES = ("info", "warning", "critical")
+FINDING_COLUMNS = ["severity", "code", "message", "flow", "first_ts", "frames", "flow_id"]
+LIVELOCK_RESTARTS = 3  # go-back-0 restarts from one PSN before we call it a livelock
+
+
+@dataclass
+class Tables:
+    """What the rules read."""
+
+    flows: pd.DataFrame
+    retransmissions: pd.DataFrame
+    naks: pd.DataFrame
+    cnps: pd.DataFrame
+    pfc_runs: pd.DataFrame
+    low_class_cnps: pd.DataFrame
+    sports: pd.DataFrame
+    bad_icrc_frames: list[int]
+    capture: dict[str, Any]
+    capture_gaps: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+
+def flow_key(row: Any) -> str:
+    return f"{row.src_ip}>{row.dst_ip}/{int(row.dest_qp)}"
+
+
+def _row(severity: str, code: str, message: str, flow: Any, ts_ns: float, frames: list) -> dict:
+    return {
+        "severity": severity,
+        "code": code,
+        "message": message,
+        "flow": flow_key(flow) if flow is not None else None,
+        "first_ts": float(ts_ns) / 1e9 if ts_ns == ts_ns else None,
+        "frames": [int(f) for f in frames][:20],
+        "flow_id": int(flow.flow_id) if flow is not None else None,
+    }
+
+
+def _episode_rules(t: Tables) -> Iterator[dict]:
+    flows = t.flows.set_index("flow_id", drop=False)
+    for (fid, trigger), g in t.retransmissions.groupby(["flow_id", "trigger"]):
+        if trigger != "timeout":
+            continue
+        f = flows.loc[fid]
+        delay = g["delay_s"].median()
+        yield _row(
+            "warning",
+            "timeout_retransmission",
+            f"{len(g)} retransmission(s) after a timeout with no NAK (first from PSN "
+            f"{int(g['start_psn'].iloc[0])}); silence before the resend {delay * 1e6:.1f} us, "
+            f"ACK timeout ~{f['ack_timeout_s'] * 1e6:.1f} us "
+            f"(4.096 us x 2^{int(f['ack_timeout_exp'])})",
+            f,
+            g["ts_ns"].min(),
+            g["first_frame"].tolist(),
+        )
+    gb0 = t.retransmissions[t.retransmissions["mode"] == "go-back-0"]
+    for fid, g in gb0.groupby("flow_id"):
+        restarts = g["start_psn"].value_counts()
+        if restarts.max() >= LIVELOCK_RESTARTS:
+            psn = int(restarts.idxmax())
+            yield _row(
+                "critical",
+                "go_back_0_livelock",
+                f"{int(restarts.max())} restarts from message start PSN {psn} without progress "
+                "(go-back-0 with periodic loss never completes the message)",
+                flows.loc[fid],
+                g["ts_ns"].min(),
+                g["first_frame"].tolist(),
+            )
+
+
+def _nak_rules(t: Tables) -> Iterator[dict]:
+    flows = t.flows.set_index("flow_id", drop=False)
+    known = t.naks[t.naks["flow_id"].notna()]
+    for (fid, kind), g in known.groupby(["flow_id", "kind"], observed=True):
+        f = flows.loc[int(fid)]
+        psns = ", ".join(str(int(p)) for p in g["psn"].head(5))
+        if kind == "rnr":
+            timer = g["rnr_timer_us"].iloc[0]
+            msg = (
+                f"{len(g)} RNR NAK(s) (no receive WQE posted) at PSN {psns}; RNR timer {timer:g} us"
+            )
+            yield _row("warning", "rnr_nak", msg, f, g["ts_ns"].min(), g["frame"].tolist())
+        elif kind == "psn_sequence_error":
+            msg = f"{len(g)} NAK(s) PSN sequence error (packet loss) at PSN {psns}"
+            yield _row(
+                "warning", "psn_sequence_error", msg, f, g["ts_ns"].min(), g["frame"].tolist()
+            )
+        else:
+            msg = f"{len(g)} NAK(s) {kind.replace('_', ' ')} at PSN {psns}: the operation failed"
+            yield _row("critical", "nak_error", msg, f, g["ts_ns"].min(), g["frame"].tolist())
+
+
+def _ecn_rules(t: Tables) -> Iterator[dict]:
+    flows = t.flows.set_index("flow_id", drop=False)
+    for fid, g in t.cnps[t.cnps["flow_id"].notna() & ~t.cnps["ce_before"]].groupby("flow_id"):
+        msg = (
+            f"{len(g)} CNP(s) with no CE-marked packet of the flow since the previous CNP "
+            "(out-of-sequence or slow-restart CNPs, or marks not visible at this capture point)"
+        )
+        yield _row(
+            "info",
+            "cnp_without_ce",
+            msg,
+            flows.loc[int(fid)],
+            g["ts_ns"].min(),
+            g["frame"].tolist(),
+        )
+    data = t.flows[(t.flows["requests"] > 0) & (t.flows["dest_qp"] != GSI_QP)]
+    for f in data[~data["ecn_capable"]].itertuples():
+        msg = (
+            "RoCE data sent with ECN 00 (not ECN-capable): switches cannot mark it, "
+            f"DCQCN is blind (DSCP {f.dscp})"
+        )
+        yield _row("warning", "ecn_not_capable", msg, f, f.first_ts_ns, [])
+    for fid, g in t.low_class_cnps.groupby("flow_id"):
+        f = flows.loc[int(fid)]
+        msg = (
+            f"{len(g)} CNP(s) sent in DSCP {int(g['dscp'].iloc[0])} / "
+            f"PCP {int(g['vlan_pcp'].iloc[0])}, "
+            f"not above the data they throttle (DSCP {f['dscp']} / PCP {f['vlan_pcp']})"
+        )
+        yield _row("warning", "cnp_priority", msg, f, g["ts_ns"].min(), g["frame"].tolist())
+
+
+def _fabric_rules(t: Tables) -> Iterator[dict]:
+    for r in t.pfc_runs[t.pfc_runs["duration_s"] >= STORM_S].itertuples():
+        msg = (
+            f"priority {r.priority} paused for {r.duration_s * 1e3:.1f} ms without a break by "
+            f"{r.src_mac} ({r.frames} PFC frames): PFC storm"
+        )
+        yield _row("critical", "pfc_storm", msg, None, r.start_ns, [r.first_frame])
+    for s in t.sports[t.sports["colliding_qps"] > 0].itertuples():
+        msg = (
+            f"{s.colliding_qps} of {s.qps} QPs from {s.src_ip} to {s.dst_ip} share UDP source "
+            f"ports (busiest {s.busiest_sport}): no ECMP entropy, they hash onto one path"
+        )
+        yield _row("warning", "udp_sport_collision", msg, None, float("nan"), [])
+    if t.bad_icrc_frames:
+        n = len(t.bad_icrc_frames)
+        yield _row(
+            "warning",
+            "bad_icrc",
+            f"{n} frame(s) with a bad ICRC (corrupted or rewritten in flight)",
+            None,
+            float("nan"),
+            t.bad_icrc_frames,
+        )
+    flows = t.flows.set_index("flow_id", drop=False)
+    for fid, g in t.capture_gaps.groupby("flow_id") if not t.capture_gaps.empty else []:
+        msg = (
+            f"{int(g['psns'].sum())} PSN(s) missing from the capture but never resent nor NAKed: "
+            "more likely dropped by the capture (sniffer) than lost on the wire"
+        )
+        yield _row(
+            "info", "capture_gap", msg, flows.loc[int(fid)], g["ts_ns"].min(), g["frame"].tolist()
+        )
+    if t.capture.get("incomplete_tail"):
+        yield _row(
+            "info",
+            "incomplete_tail",
+            "the capture file ends inside a record (tcpdump killed?)",
+            None,
+            float("nan"),
+            [],
+        )
+
+
+def build_findings(t: Tables) -> pd.DataFrame:
+    """All findings, most severe first, then by time."""
+    rows = [*_episode_rules(t), *_nak_rules(t), *_ecn_rules(t), *_fabric_rules(t)]
+    df = pd.DataFrame(rows, columns=FINDING_COLUMNS)
+    rank = df["severity"].map({s: -i for i, s in enumerate(SEVERITIES)})
+    df = df.assign(_rank=rank).sort_values(["_rank", "first_ts"], kind="stable", na_position="last")
+    return df.drop(columns="_rank").reset_index(drop=True)

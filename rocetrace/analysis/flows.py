@@ -1,0 +1,192 @@
+"""The flow model: one flow per direction of traffic to one QP, key (src_ip, dst_ip, dest_qp).
+
+A BTH names only the destination QP, so the two directions of a connection are paired here:
+by PSN space (ACK and READ-response PSNs repeat request PSNs of the reverse direction), by
+the DETH source QP for UD, and finally by IP pair when one flow each way is left.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from rocetrace.analysis.prepared import (
+    ACK,
+    ATOMIC_ACK,
+    CNP,
+    NAK,
+    POS_FIRST,
+    POS_MIDDLE,
+    POS_ONLY,
+    READ_RESPONSE,
+    REQUEST,
+    RNR_NAK,
+    TRANSPORTS,
+    Prepared,
+)
+
+RESPONSE_KINDS = (READ_RESPONSE, ACK, NAK, RNR_NAK, ATOMIC_ACK)
+UD = TRANSPORTS.index("UD")
+PAIR_SAMPLE = 64  # responses per flow used to pair by PSN space
+PAIR_MAX_DELAY_NS = 1_000_000_000
+GSI_QP = 1  # QP1 carries the CM MADs
+
+
+@dataclass
+class FlowModel:
+    """Per-frame flow ids plus per-flow keys and pairing (index = flow_id)."""
+
+    flow_id: np.ndarray  # per frame, -1 outside any flow
+    src: np.ndarray  # per flow: IP codes and QP
+    dst: np.ndarray
+    qp: np.ndarray
+    pair: np.ndarray  # per flow: flow id of the reverse direction, -1 unknown
+    peer_qp: np.ndarray  # per flow: QP receiving its responses, -1 unknown
+    paired_by: np.ndarray  # per flow: "psn" | "deth" | "ip_pair" | "" (object array)
+    transport: np.ndarray  # per flow: index into TRANSPORTS, -1 unknown
+    mtu: np.ndarray  # per flow: path MTU inferred from full-size segments, 0 unknown
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+
+def assign_flows(pp: Prepared) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Flow id per frame, numbered by first appearance; returns (flow_id, src, dst, qp)."""
+    inside = np.flatnonzero((pp.src >= 0) & (pp.dst >= 0) & (pp.qp >= 0))
+    key = (pp.src[inside] << 44) | (pp.dst[inside] << 24) | pp.qp[inside]
+    uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    flow_id = np.full(len(pp), -1, np.int64)
+    flow_id[inside] = rank[inverse]
+    keys = uniq[order]
+    return flow_id, keys >> 44, (keys >> 24) & 0xFFFFF, keys & 0xFFFFFF
+
+
+def _majority(flow_id: np.ndarray, values: np.ndarray, n_flows: int) -> np.ndarray:
+    """Most frequent non-negative value per flow, -1 when none."""
+    ok = (flow_id >= 0) & (values >= 0)
+    out = np.full(n_flows, -1, np.int64)
+    if not ok.any():
+        return out
+    df = pd.DataFrame({"f": flow_id[ok], "v": values[ok]})
+    counts = df.value_counts().reset_index(name="n").sort_values(["f", "n"], ascending=[1, 0])
+    top = counts.drop_duplicates("f")
+    out[top["f"].to_numpy()] = top["v"].to_numpy()
+    return out
+
+
+def _mtus(pp: Prepared, flow_id: np.ndarray, n_flows: int) -> np.ndarray:
+    """Per flow, the largest FIRST/MIDDLE payload: every such segment is exactly one MTU."""
+    full = (flow_id >= 0) & np.isin(pp.position, (POS_FIRST, POS_MIDDLE)) & (pp.payload_len > 0)
+    mtu = np.zeros(n_flows, np.int64)
+    np.maximum.at(mtu, flow_id[full], pp.payload_len[full])
+    return mtu
+
+
+def _psn_scores(pp: Prepared, flow_id: np.ndarray) -> pd.DataFrame:
+    """Candidate (response flow, request flow, matches): responses repeating a request PSN
+    of the reverse direction that was sent shortly before."""
+    resp_mask = (flow_id >= 0) & (
+        np.isin(pp.kind, (ACK, ATOMIC_ACK))
+        | ((pp.kind == READ_RESPONSE) & np.isin(pp.position, (POS_FIRST, POS_ONLY)))
+    )
+    resp = pd.DataFrame(
+        {"r": flow_id[resp_mask], "a": pp.dst[resp_mask], "b": pp.src[resp_mask]}
+        | {"psn": pp.psn[resp_mask], "t": pp.ts[resp_mask]}
+    )
+    resp = resp[resp.groupby("r").cumcount() < PAIR_SAMPLE]
+    req_mask = (flow_id >= 0) & (pp.kind == REQUEST) & (pp.transport != UD)
+    req = pd.DataFrame(
+        {"q": flow_id[req_mask], "a": pp.src[req_mask], "b": pp.dst[req_mask]}
+        | {"psn": pp.psn[req_mask], "tq": pp.ts[req_mask]}
+    )
+    req = req[req["psn"].isin(resp["psn"].unique())].drop_duplicates(["q", "psn"])
+    m = resp.merge(req, on=["a", "b", "psn"])
+    dt = m["t"] - m["tq"]
+    m = m[(dt >= 0) & (dt <= PAIR_MAX_DELAY_NS)]
+    return m.groupby(["r", "q"]).size().reset_index(name="n")
+
+
+def _greedy_pairs(scores: pd.DataFrame, sport: np.ndarray) -> list[tuple[int, int]]:
+    """One-to-one pairs, strongest evidence first (both directions' matches add up)."""
+    if scores.empty:
+        return []
+    lo = np.minimum(scores["r"], scores["q"])
+    hi = np.maximum(scores["r"], scores["q"])
+    und = pd.DataFrame({"x": lo, "y": hi, "n": scores["n"]}).groupby(["x", "y"]).sum()
+    und = und.reset_index()
+    und["same_sport"] = sport[und["x"]] == sport[und["y"]]
+    und = und.sort_values(["n", "same_sport", "x", "y"], ascending=[0, 0, 1, 1])
+    taken: set[int] = set()
+    pairs = []
+    for x, y in zip(und["x"].tolist(), und["y"].tolist(), strict=True):
+        if x != y and x not in taken and y not in taken:
+            taken.update((x, y))
+            pairs.append((x, y))
+    return pairs
+
+
+def _ip_pairs(src: np.ndarray, dst: np.ndarray, qp: np.ndarray, pair: np.ndarray) -> list:
+    """Pair the last unpaired flow of each direction of an IP pair with its reverse."""
+    free = pd.DataFrame({"f": np.arange(len(src)), "s": src, "d": dst})
+    free = free[(pair < 0) & (qp != GSI_QP)]
+    alone = free.groupby(["s", "d"]).filter(lambda g: len(g) == 1)
+    rev = alone.merge(alone, left_on=["s", "d"], right_on=["d", "s"])
+    rev = rev[rev["f_x"] < rev["f_y"]]
+    return list(zip(rev["f_x"].tolist(), rev["f_y"].tolist(), strict=True))
+
+
+def build_flow_model(pp: Prepared) -> FlowModel:
+    """Flows, their transport and MTU, and the pairing of the two directions."""
+    flow_id, src, dst, qp = assign_flows(pp)
+    n = len(src)
+    not_cnp = np.where(pp.kind == CNP, -1, pp.transport.astype(np.int64))
+    transport = _majority(flow_id, not_cnp, n)
+    sport = _majority(flow_id, pp.sport, n)
+    pair = np.full(n, -1, np.int64)
+    paired_by = np.full(n, "", dtype=object)
+    peer_qp = np.full(n, -1, np.int64)
+    for x, y in _greedy_pairs(_psn_scores(pp, flow_id), sport):
+        pair[x], pair[y] = y, x
+        paired_by[[x, y]] = "psn"
+    _pair_ud(pp, flow_id, src, dst, qp, transport, pair, paired_by, peer_qp)
+    for x, y in _ip_pairs(src, dst, np.where(transport == UD, GSI_QP, qp), pair):
+        pair[x], pair[y] = y, x
+        paired_by[[x, y]] = "ip_pair"
+    has_pair = pair >= 0
+    peer_qp[has_pair] = qp[pair[has_pair]]
+    mtu = _mtus(pp, flow_id, n)
+    mtu[has_pair] = np.maximum(mtu[has_pair], mtu[pair[has_pair]])
+    return FlowModel(flow_id, src, dst, qp, pair, peer_qp, paired_by, transport, mtu)
+
+
+def _pair_ud(pp, flow_id, src, dst, qp, transport, pair, paired_by, peer_qp) -> None:  # type: ignore[no-untyped-def]
+    """UD: the DETH source QP names the peer; its reverse flow is the pair when present."""
+    src_qp = _majority(flow_id, np.where(pp.transport == UD, pp.deth_src_qp, -1), len(src))
+    index = {
+        (int(s), int(d), int(q)): f for f, (s, d, q) in enumerate(zip(src, dst, qp, strict=True))
+    }
+    for f in np.flatnonzero((transport == UD) & (src_qp >= 0)):
+        peer_qp[f] = src_qp[f]
+        back = index.get((int(dst[f]), int(src[f]), int(src_qp[f])))
+        if back is not None and pair[f] < 0 and pair[back] < 0:
+            pair[f], pair[back] = back, f
+            paired_by[[f, back]] = "deth"
+
+
+def read_spans(pp: Prepared, model: FlowModel) -> np.ndarray:
+    """PSNs each frame occupies: a READ REQUEST takes one per response packet it asks for."""
+    span = np.ones(len(pp), np.int64)
+    reads = np.flatnonzero(pp.read_request & (model.flow_id >= 0))
+    if len(reads) == 0:
+        return span
+    mtu = model.mtu[model.flow_id[reads]]
+    fallback = model.mtu.max(initial=0)
+    mtu = np.where(mtu > 0, mtu, fallback if fallback > 0 else 1024)
+    length = np.maximum(pp.dma_length[reads], 0)
+    span[reads] = np.maximum(1, -(-length // mtu))
+    return span

@@ -1,0 +1,58 @@
+"""NAKs and RNR NAKs: one row per frame, attributed to the flow whose requests they refuse.
+
+A NAK travels in the reverse direction, addressed to the requester's QP; the flow it is about
+is the paired request flow (flows.py), so its PSN is in that flow's PSN space.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from rocetrace.analysis.flows import FlowModel
+from rocetrace.analysis.prepared import NAK, RNR_NAK, Prepared
+from rocetrace.dissectors.aeth import RNR_TIMER_US
+
+NAK_KINDS = (
+    "psn_sequence_error",
+    "rnr",
+    "invalid_request",
+    "remote_access_error",
+    "remote_operational_error",
+)
+_CODE_KIND = {0: "psn_sequence_error", 1: "invalid_request", 2: "remote_access_error"}
+_CODE_KIND |= {3: "remote_operational_error", 4: "invalid_rd_request"}
+NAK_COLUMNS = ["frame", "ts_ns", "flow_id", "nak_flow_id", "kind", "psn", "rnr_timer_us"]
+
+
+def nak_table(pp: Prepared, model: FlowModel) -> pd.DataFrame:
+    """The naks table (docs/analysis-tables.md); flow_id is null when the pair is unknown."""
+    idx = np.flatnonzero(np.isin(pp.kind, (NAK, RNR_NAK)) & (model.flow_id >= 0))
+    carrier = model.flow_id[idx]
+    about = model.pair[carrier]
+    code = pp.syndrome[idx] & 0x1F
+    rnr = pp.kind[idx] == RNR_NAK
+    kind = np.where(rnr, "rnr", pd.Series(code).map(_CODE_KIND).fillna("reserved").to_numpy())
+    timer = np.where(rnr, np.asarray(RNR_TIMER_US)[code], np.nan)
+    return pd.DataFrame(
+        {
+            "frame": pp.frame[idx],
+            "ts_ns": pp.ts[idx],
+            "flow_id": pd.array(np.where(about >= 0, about, 0), dtype="Int32"),
+            "nak_flow_id": carrier.astype(np.int32),
+            "kind": pd.Categorical(kind, categories=[*NAK_KINDS, "invalid_rd_request", "reserved"]),
+            "psn": pp.psn[idx],
+            "rnr_timer_us": timer,
+        }
+    ).assign(flow_id=lambda d: d["flow_id"].mask(about < 0))
+
+
+def nak_counts(naks: pd.DataFrame, n_flows: int) -> pd.DataFrame:
+    """Per flow (index = flow_id), NAKs the peer sent about it, by kind."""
+    out = pd.DataFrame(0, index=pd.RangeIndex(n_flows), columns=[f"naks_{k}" for k in NAK_KINDS])
+    known = naks[naks["flow_id"].notna() & naks["kind"].isin(NAK_KINDS)]
+    if not known.empty:
+        counts = known.groupby(["flow_id", "kind"], observed=True).size().unstack(fill_value=0)
+        for kind in counts.columns:
+            out.loc[counts.index.astype(int), f"naks_{kind}"] = counts[kind].to_numpy()
+    return out.astype(np.int64)

@@ -1,0 +1,154 @@
+"""The packet table as plain numpy arrays with each frame's role in the transport.
+
+Every analysis reads these arrays instead of the Arrow-backed table: the conversion (nulls to
+-1, IPs to one shared code space, opcodes to kinds via lookup tables) is done once, vectorized.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from rocetrace.dissectors.aeth import AckKind
+from rocetrace.dissectors.opcodes import OPCODES, Operation, Transport
+
+PSN_MOD = 1 << 24
+HALF = 1 << 23
+
+# Packet kinds: what a frame is in its connection.
+OTHER, REQUEST, READ_RESPONSE, ACK, NAK, RNR_NAK, ATOMIC_ACK, CNP, PFC = range(9)
+# Message position codes.
+POS_NONE, POS_FIRST, POS_MIDDLE, POS_LAST, POS_ONLY = range(5)
+TRANSPORTS = ("RC", "UC", "RD", "UD", "CNP", "XRC")
+_TRANSPORT_CODE = {Transport.RC: 0, Transport.UC: 1, Transport.RD: 2, Transport.UD: 3}
+_TRANSPORT_CODE |= {Transport.CNP: 4, Transport.XRC: 5}
+_POSITION_CODE = {None: POS_NONE, "first": POS_FIRST, "middle": POS_MIDDLE}
+_POSITION_CODE |= {"last": POS_LAST, "only": POS_ONLY}
+ROCE_ENCAPS = ("roce_v2", "roce_v1", "vxlan+roce_v2")
+
+
+def _luts() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """256-entry tables opcode -> base kind, transport code, position code, is READ REQUEST."""
+    kind = np.full(256, OTHER, np.int8)
+    transport = np.full(256, -1, np.int8)
+    position = np.zeros(256, np.int8)
+    read_req = np.zeros(256, bool)
+    for code, op in OPCODES.items():
+        transport[code] = _TRANSPORT_CODE.get(op.transport, -1)
+        position[code] = _POSITION_CODE[op.position]
+        read_req[code] = op.operation is Operation.READ_REQUEST
+        if op.is_request:
+            kind[code] = REQUEST
+        elif op.operation is Operation.READ_RESPONSE:
+            kind[code] = READ_RESPONSE
+        elif op.operation is Operation.ACK:
+            kind[code] = ACK
+        elif op.operation is Operation.ATOMIC_ACK:
+            kind[code] = ATOMIC_ACK
+        elif op.operation is Operation.CNP:
+            kind[code] = CNP
+    return kind, transport, position, read_req
+
+
+KIND_LUT, TRANSPORT_LUT, POSITION_LUT, READ_REQUEST_LUT = _luts()
+
+
+def _ints(df: pd.DataFrame, name: str) -> np.ndarray:
+    """A column as int64 with nulls as -1 (missing columns are all -1)."""
+    if name not in df.columns:
+        return np.full(len(df), -1, np.int64)
+    col = df[name]
+    if isinstance(col.dtype, pd.ArrowDtype):
+        arr = pa.chunked_array(col.array._pa_array).cast(pa.int64())
+        return np.asarray(pc.fill_null(arr, -1).to_numpy(), dtype=np.int64)
+    return col.to_numpy(dtype=np.int64, na_value=-1)
+
+
+def _ip_codes(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Source and destination IPs as codes into one shared array of address strings."""
+    src = df["src_ip"].astype("category")
+    dst = df["dst_ip"].astype("category")
+    names = np.array(sorted(set(src.cat.categories) | set(dst.cat.categories)), dtype=object)
+    if len(names) == 0:
+        return np.full(len(df), -1, np.int64), np.full(len(df), -1, np.int64), names
+    src_codes = src.cat.set_categories(names).cat.codes.to_numpy(dtype=np.int64)
+    dst_codes = dst.cat.set_categories(names).cat.codes.to_numpy(dtype=np.int64)
+    return src_codes, dst_codes, names
+
+
+@dataclass
+class Prepared:
+    """Per-frame arrays (all of length n, in frame order); -1 stands for null."""
+
+    frame: np.ndarray
+    ts: np.ndarray
+    wire_len: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+    ips: np.ndarray
+    qp: np.ndarray
+    psn: np.ndarray
+    opcode: np.ndarray
+    kind: np.ndarray
+    transport: np.ndarray
+    position: np.ndarray
+    read_request: np.ndarray
+    dma_length: np.ndarray
+    syndrome: np.ndarray
+    payload_len: np.ndarray
+    deth_src_qp: np.ndarray
+    ecn: np.ndarray
+    dscp: np.ndarray
+    pcp: np.ndarray
+    sport: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+
+def prepare(df: pd.DataFrame) -> Prepared:
+    """Convert the packet table once; kinds split ACKs into ACK / NAK / RNR NAK by syndrome."""
+    encap = df["encap"].astype(object).to_numpy()
+    opcode = _ints(df, "opcode")
+    roce = np.isin(encap, ROCE_ENCAPS) & (opcode >= 0)
+    op = np.where(roce, opcode, 0)
+    kind = np.where(roce, KIND_LUT[op], OTHER).astype(np.int8)
+    kind[encap == "pfc"] = PFC
+    syndrome = _ints(df, "aeth_syndrome")
+    ack_kind = np.where(syndrome >= 0, (syndrome >> 5) & 3, 0)
+    is_ack = kind == ACK
+    kind[is_ack & (ack_kind == AckKind.NAK)] = NAK
+    kind[is_ack & (ack_kind == AckKind.RNR_NAK)] = RNR_NAK
+    src, dst, ips = _ip_codes(df)
+    return Prepared(
+        frame=_ints(df, "frame"),
+        ts=_ints(df, "ts_ns"),
+        wire_len=_ints(df, "wire_len"),
+        src=np.where(roce, src, -1),
+        dst=np.where(roce, dst, -1),
+        ips=ips,
+        qp=np.where(roce, _ints(df, "dest_qp"), -1),
+        psn=np.where(roce, _ints(df, "psn"), -1),
+        opcode=np.where(roce, opcode, -1),
+        kind=kind,
+        transport=np.where(roce, TRANSPORT_LUT[op], -1).astype(np.int8),
+        position=np.where(roce, POSITION_LUT[op], POS_NONE).astype(np.int8),
+        read_request=roce & READ_REQUEST_LUT[op],
+        dma_length=_ints(df, "reth_dma_length"),
+        syndrome=syndrome,
+        payload_len=_ints(df, "payload_len"),
+        deth_src_qp=_ints(df, "deth_src_qp"),
+        ecn=_ints(df, "ecn"),
+        dscp=_ints(df, "dscp"),
+        pcp=_ints(df, "vlan_pcp"),
+        sport=_ints(df, "udp_sport"),
+    )
+
+
+def psn_delta(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
+    """a - b modulo 2^24 as a signed value in [-2^23, 2^23)."""
+    return ((np.asarray(a, np.int64) - b + HALF) % PSN_MOD) - HALF

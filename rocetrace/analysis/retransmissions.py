@@ -1,0 +1,194 @@
+"""Retransmission episodes: runs of resent PSNs, what triggered them and how the NIC resent.
+
+An episode starts at a resent packet that follows new data, restarts from a PSN at or before
+the previous resend, or follows a new NAK. Its trigger is the latest unused NAK / RNR NAK
+about the flow; otherwise a timeout, or a READ re-issue when a re-sent READ REQUEST
+re-asks for responses already partly seen.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from rocetrace.analysis.flows import FlowModel
+from rocetrace.analysis.gaps import Stream
+from rocetrace.analysis.prepared import ACK, ATOMIC_ACK, Prepared, psn_delta
+
+EPISODE_COLUMNS = [
+    "flow_id", "src_ip", "dst_ip", "dest_qp", "ts", "ts_ns", "trigger", "nak_psn", "start_psn",
+    "packets", "mode", "delay_s", "first_frame", "last_psn", "nak_frame",
+]  # fmt: skip
+ACK_TIMEOUT_UNIT_S = 4.096e-6
+
+
+def _shift(a: np.ndarray, fill: object) -> np.ndarray:
+    out = np.empty_like(a)
+    out[1:] = a[:-1]
+    if len(out):
+        out[0] = fill
+    return out
+
+
+def _nak_between(s: Stream, ts: np.ndarray, naks: pd.DataFrame) -> np.ndarray:
+    """Per stream row: did a NAK / RNR NAK about its flow arrive since the previous row?"""
+    hit = np.zeros(len(s), bool)
+    known = naks[naks["flow_id"].notna()]
+    prev_ts = _shift(ts, np.iinfo(np.int64).min)
+    for f, g in known.groupby("flow_id"):
+        rows = np.flatnonzero(s.flow == int(f))
+        t = np.sort(g["ts_ns"].to_numpy())
+        n_prev = np.searchsorted(t, prev_ts[rows], side="right")
+        hit[rows] = np.searchsorted(t, ts[rows], side="right") > n_prev
+    return hit & ~s.first
+
+
+def episode_rows(s: Stream, pp: Prepared, naks: pd.DataFrame) -> np.ndarray:
+    """Episode number per stream row (-1 for rows that are not resends)."""
+    r = s.retransmitted
+    ts = pp.ts[s.idx]
+    prev_r = _shift(r, False) & ~s.first
+    restart = s.ext <= _shift(s.ext, 0)
+    start = r & (~prev_r | restart | _nak_between(s, ts, naks))
+    number = np.cumsum(start) - 1
+    return np.where(r, number, -1)
+
+
+def _episodes(s: Stream, pp: Prepared, ep: np.ndarray) -> pd.DataFrame:
+    """One row per episode: where it starts, how many packets, and whether it is contiguous."""
+    rows = np.flatnonzero(ep >= 0)
+    step = s.ext - _shift(s.end, 0) - 1
+    df = pd.DataFrame(
+        {
+            "ep": ep[rows],
+            "flow_id": s.flow[rows],
+            "ts_ns": pp.ts[s.idx[rows]],
+            "frame": pp.frame[s.idx[rows]],
+            "idx": s.idx[rows],
+            "row": rows,
+            "ext": s.ext[rows],
+            "end": s.end[rows],
+            "high": s.high_before[rows],
+            "jump": (step[rows] != 0) & (ep[rows] == _shift(ep, -2)[rows]),
+        }
+    )
+    g = df.groupby("ep", sort=True)
+    out = g.agg(
+        flow_id=("flow_id", "first"),
+        ts_ns=("ts_ns", "first"),
+        first_frame=("frame", "first"),
+        idx=("idx", "first"),
+        first_row=("row", "first"),
+        last_row=("row", "last"),
+        start_ext=("ext", "first"),
+        last_ext=("end", "max"),
+        high=("high", "first"),
+        packets=("ext", "size"),
+        jumps=("jump", "sum"),
+    )
+    out["start_psn"] = pp.psn[out["idx"].to_numpy()]
+    return out.reset_index(drop=True)
+
+
+def _assign_triggers(eps: pd.DataFrame, naks: pd.DataFrame) -> pd.DataFrame:
+    """Latest NAK / RNR NAK about the flow since the flow's previous episode began."""
+    eps = eps.sort_values("ts_ns", kind="stable")
+    known = naks[naks["flow_id"].notna()].copy()
+    known["flow_id"] = known["flow_id"].astype(np.int64)
+    known = known.rename(columns={"ts_ns": "nak_ts", "frame": "nak_frame", "psn": "nak_raw"})
+    known = known.sort_values("nak_ts")[["flow_id", "nak_ts", "nak_frame", "nak_raw", "kind"]]
+    eps = pd.merge_asof(
+        eps, known, left_on="ts_ns", right_on="nak_ts", by="flow_id", direction="backward"
+    )
+    prev_start = eps.groupby("flow_id")["ts_ns"].shift(1)
+    fresh = eps["nak_ts"].notna() & ~(eps["nak_ts"] <= prev_start)
+    eps["trigger"] = np.where(
+        fresh, np.where(eps["kind"].astype(object) == "rnr", "rnr", "nak"), "timeout"
+    )
+    for col in ("nak_ts", "nak_frame", "nak_raw"):
+        eps[col] = eps[col].where(fresh)
+    return eps.drop(columns=["kind"])
+
+
+def _last_acked(eps: pd.DataFrame, pp: Prepared, model: FlowModel) -> np.ndarray:
+    """Per episode, the PSN of the latest ACK about its flow before it (-1 when none)."""
+    acks = np.flatnonzero(np.isin(pp.kind, (ACK, ATOMIC_ACK)) & (model.flow_id >= 0))
+    about = model.pair[model.flow_id[acks]]
+    table = pd.DataFrame({"flow_id": about, "ack_ts": pp.ts[acks], "ack_psn": pp.psn[acks]})
+    table = table[table["flow_id"] >= 0].sort_values("ack_ts")
+    merged = pd.merge_asof(
+        eps[["flow_id", "ts_ns"]].reset_index(),
+        table,
+        left_on="ts_ns",
+        right_on="ack_ts",
+        by="flow_id",
+        direction="backward",
+        allow_exact_matches=False,
+    ).set_index("index")
+    return merged["ack_psn"].reindex(eps.index).fillna(-1).to_numpy(np.int64)
+
+
+def _modes(eps: pd.DataFrame, s: Stream, ep: np.ndarray, acked: np.ndarray) -> pd.Series:
+    """go-back-0: resent PSNs below the expected restart point (NAK PSN or first unacked);
+    selective-repeat: PSNs skipped inside the episode, or stopped short of what was sent
+    and went on with new data; go-back-n otherwise."""
+    expected = np.where(eps["nak_raw"].notna(), eps["nak_raw"].fillna(0), acked + 1)
+    known = eps["nak_raw"].notna().to_numpy() | (acked >= 0)
+    below = known & (psn_delta(eps["start_psn"].to_numpy(), expected.astype(np.int64)) < 0)
+    nxt = np.minimum(eps["last_row"].to_numpy() + 1, max(len(s) - 1, 0))
+    next_is_new = (nxt > eps["last_row"].to_numpy()) & (s.flow[nxt] == eps["flow_id"].to_numpy())
+    next_is_new &= ep[nxt] < 0
+    short = (eps["last_ext"] < eps["high"]).to_numpy() & next_is_new
+    selective = (eps["jumps"] > 0).to_numpy() | short
+    mode = np.where(below, "go-back-0", np.where(selective, "selective-repeat", "go-back-n"))
+    ambiguous = ~below & ~selective & (eps["packets"] <= 2).to_numpy()
+    return _resolve_ambiguous(pd.Series(mode, index=eps.index), eps["flow_id"], ambiguous)
+
+
+def _resolve_ambiguous(mode: pd.Series, flow: pd.Series, ambiguous: np.ndarray) -> pd.Series:
+    """A one- or two-packet resend reaching the last PSN sent looks the same under go-back-N
+    and selective repeat: follow the flow's unambiguous episodes when they agree."""
+    clear = mode[~ambiguous]
+    policy = clear.groupby(flow[~ambiguous]).agg(lambda m: m.iloc[0] if m.nunique() == 1 else "")
+    hint = flow.map(policy).fillna("")
+    use = ambiguous & (hint == "selective-repeat").to_numpy()
+    return mode.where(~use, "selective-repeat")
+
+
+def _prev_ts_in_flow(pp: Prepared, model: FlowModel) -> np.ndarray:
+    """Per frame, the timestamp of the previous frame of the same flow (-1 for the first)."""
+    idx = np.flatnonzero(model.flow_id >= 0)
+    order = idx[np.argsort(model.flow_id[idx], kind="stable")]
+    prev = np.full(len(pp), -1, np.int64)
+    same = model.flow_id[order[1:]] == model.flow_id[order[:-1]]
+    prev[order[1:][same]] = pp.ts[order[:-1][same]]
+    return prev
+
+
+def request_episodes(pp: Prepared, model: FlowModel, s: Stream, naks: pd.DataFrame) -> pd.DataFrame:
+    """Episodes of resent requests with trigger, mode and delay (READ re-issues included,
+    still attributed to the request flow: `read_reissues` moves them)."""
+    ep = episode_rows(s, pp, naks)
+    eps = _episodes(s, pp, ep)
+    if eps.empty:
+        return _empty()
+    eps = _assign_triggers(eps, naks)
+    acked = _last_acked(eps, pp, model)
+    eps["mode"] = _modes(eps, s, ep, acked)
+    prev_ts = _prev_ts_in_flow(pp, model)[eps["idx"].to_numpy()]
+    silence = eps["ts_ns"] - prev_ts
+    delay_ns = np.where(eps["trigger"] == "timeout", silence, eps["ts_ns"] - eps["nak_ts"])
+    eps["delay_s"] = delay_ns / 1e9
+    eps["nak_psn"] = eps["nak_raw"].where(eps["trigger"] == "nak")
+    eps["read_request"] = pp.read_request[eps["idx"].to_numpy()]
+    return eps
+
+
+def _empty() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in EPISODE_COLUMNS})
+
+
+def ack_timeout_estimate(delay_s: float) -> tuple[int, float]:
+    """Nearest IBTA ACK timeout 4.096 us * 2^k to an observed silence: (k, seconds)."""
+    k = int(np.clip(np.round(np.log2(max(delay_s, 1e-12) / ACK_TIMEOUT_UNIT_S)), 0, 31))
+    return k, ACK_TIMEOUT_UNIT_S * 2**k
