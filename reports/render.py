@@ -17,6 +17,7 @@ from plotly.io._utils import plotly_cdn_url
 from rocetrace.reports import tables
 from rocetrace.reports.data import verdict
 from rocetrace.reports.findings import finding_views
+from rocetrace.reports.header import capture_facts, capture_mapping
 from rocetrace.reports.sections import Context, ordered_sections
 
 from rocetrace import __version__
@@ -62,13 +63,14 @@ def build_context(
     ctx = Context.of(analysis, top_flows)
     a = analysis
     sections = ordered_sections(ctx)
-    file = getattr(a.capture, "file", None) or getattr(a.capture, "path", None)
+    cap = capture_mapping(a.capture)
+    file = cap.get("path") or cap.get("file")
     findings = finding_views(a.findings, a.retransmissions, ctx.keys, ctx.graphed, ctx.origin_ns)
     return {
         "title": title or f"rocetrace: {Path(str(file)).name if file else 'capture'}",
         "version": __version__,
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "facts": tables.capture_facts(a.capture, a.packets),
+        "facts": capture_facts(a.capture, a.packets),
         "verdict": verdict(a.findings),
         "findings": findings,
         "sections": sections,
@@ -102,6 +104,17 @@ def render_html(
     else:
         context["plotlyjs_src"] = plotly_cdn_url()
     return _environment().get_template("report.html.j2").render(**context)
+
+
+CAPTURE_SUFFIXES = {".gz", ".pcap", ".pcapng", ".cap", ".dmp", ".json", ".rocetrace", ".zip"}
+
+
+def default_report_path(source: str | Path) -> Path:
+    """`<capture stem>.html` in the current directory (x.pcap.gz -> x.html)."""
+    name = Path(source).name
+    while Path(name).suffix.lower() in CAPTURE_SUFFIXES:
+        name = Path(name).stem
+    return Path((name or "report") + ".html")
 
 
 def render_report(

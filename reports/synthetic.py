@@ -9,13 +9,15 @@ frames.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from rocetrace.reports.synthetic_tables import derive_flows, derive_tables
 
 from rocetrace.analysis.result import Analysis
+from rocetrace.capture import CaptureInfo
 from rocetrace.schema import PACKET_COLUMN_NAMES, PACKET_DTYPES
 
 T0_NS = 1_700_000_000_000_000_000
@@ -28,19 +30,6 @@ OP_NAMES = {
     0x11: "RC_ACKNOWLEDGE",
     0x81: "CNP",
 }
-
-
-@dataclass
-class SyntheticCapture:
-    """Stands in for rocetrace.capture.CaptureInfo."""
-
-    file: str
-    format: str = "pcap"
-    link_types: list[str] = field(default_factory=lambda: ["EN10MB"])
-    packets: int = 0
-    incomplete_tail: bool = False
-    first_ts: float = 0.0
-    last_ts: float = 0.0
 
 
 @dataclass
@@ -213,9 +202,11 @@ def synthetic_analysis(n_packets: int = 20_000, n_flows: int = 6, seed: int = 1)
     packets = _packet_table(_columns(flows), _pfc_frames(duration), T0_NS)
     flows_df = derive_flows(packets)
     tables = derive_tables(packets, flows_df)
-    first, last = packets["ts_ns"].iloc[0] / 1e9, packets["ts_ns"].iloc[-1] / 1e9
-    capture = SyntheticCapture(f"synthetic-{n_packets}.pcap", packets=len(packets))
-    capture.first_ts, capture.last_ts = float(first), float(last)
+    capture = CaptureInfo(Path(f"synthetic-{n_packets}.pcap"), "pcap", False, link_types=[1])
+    capture.packets = capture.roce_packets = len(packets)
+    capture.first_ts_ns = int(packets["ts_ns"].iloc[0])
+    capture.last_ts_ns = int(packets["ts_ns"].iloc[-1])
+    capture.anomaly_counts = {"truncated_bth": 2, "unknown_opcode": 1}
     return Analysis(
         packets=packets,
         flows=flows_df,

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from markupsafe import Markup, escape
-from rocetrace.reports.data import anomaly_counts, flow_keys, ints, seconds
+from rocetrace.reports.data import flow_keys, ints, seconds
 
 Cell = tuple[str, Any]
 
@@ -191,54 +191,6 @@ def episodes_table(
         "first frame",
     ]
     return Table("episodes", headers, rows, {1, 3, 4, 5, 7, 8}, note)
-
-
-def capture_facts(
-    capture: Any, packets: pd.DataFrame, summary_capture: dict[str, Any] | None = None
-) -> list[tuple[str, str]]:
-    """The header's facts: file, format, link types, time span, counts, what failed to decode."""
-    c = dict(summary_capture or {})
-    for name in (
-        "file",
-        "path",
-        "format",
-        "link_types",
-        "packets",
-        "roce_packets",
-        "malformed_packets",
-        "truncated_packets",
-        "incomplete_tail",
-        "first_ts",
-        "last_ts",
-    ):
-        if name not in c and getattr(capture, name, None) is not None:
-            c[name] = getattr(capture, name)
-    first, last = seconds(c.get("first_ts")), seconds(c.get("last_ts"))
-    if first is None and len(packets):
-        first, last = packets["ts_ns"].min() / 1e9, packets["ts_ns"].max() / 1e9
-    links = c.get("link_types")
-    facts = [
-        ("file", str(c.get("file") or c.get("path") or "–")),
-        ("format", str(c.get("format", "–"))),
-        (
-            "link types",
-            ", ".join(map(str, links)) if isinstance(links, list | tuple) else str(links or "–"),
-        ),
-        ("duration", "–" if first is None or last is None else f"{(last - first) * 1e3:,.3f} ms"),
-        ("frames", f"{int(c.get('packets', len(packets))):,}"),
-    ]
-    for label, key in (
-        ("RoCE packets", "roce_packets"),
-        ("malformed", "malformed_packets"),
-        ("truncated by snap length", "truncated_packets"),
-    ):
-        if c.get(key) is not None:
-            facts.append((label, f"{int(c[key]):,}"))
-    if c.get("incomplete_tail"):
-        facts.append(("incomplete tail", "yes: the file ends inside a record (tcpdump killed?)"))
-    bad = anomaly_counts(packets)
-    facts.append(("not decoded", ", ".join(f"{k}: {v:,}" for k, v in bad.items()) or "nothing"))
-    return facts
 
 
 def pfc_table(pfc: pd.DataFrame) -> Table:

@@ -12,7 +12,7 @@ from rocetrace.reports.data import bools, ints, sorted_findings, verdict
 from rocetrace.analysis.result import Analysis
 
 TOP_FINDINGS = 5
-WIDTH = 100
+WIDTH = 120
 
 
 def _counts(a: Analysis) -> list[str]:

@@ -1,0 +1,73 @@
+"""The report header: capture facts from `CaptureInfo` (or a summary's `capture` object).
+
+Why tolerant: a re-rendered report may come from a saved bundle or a JSON summary, where the
+capture facts are a plain mapping with fewer fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, is_dataclass
+from typing import Any
+
+import pandas as pd
+from rocetrace.reports.data import anomaly_counts, seconds
+
+LINK_TYPE_NAMES = {0: "null", 1: "Ethernet", 113: "Linux cooked", 276: "Linux cooked v2"}
+COUNTS = (
+    ("RoCE packets", "roce_packets"),
+    ("other packets", "non_roce_packets"),
+    ("malformed", "malformed_packets"),
+    ("cut by snap length", "truncated_packets"),
+)
+
+
+def capture_mapping(capture: Any) -> dict[str, Any]:
+    """CaptureInfo, a namespace or a dict as a plain dict."""
+    if capture is None:
+        return {}
+    if isinstance(capture, dict):
+        return dict(capture)
+    if is_dataclass(capture) and not isinstance(capture, type):
+        return asdict(capture)
+    return dict(vars(capture))
+
+
+def _span(c: dict[str, Any], packets: pd.DataFrame) -> tuple[float | None, float | None]:
+    """First and last timestamps, epoch seconds."""
+    first = seconds(c.get("first_ts_ns", c.get("first_ts")))
+    last = seconds(c.get("last_ts_ns", c.get("last_ts")))
+    if first is None and len(packets) and "ts_ns" in packets:
+        first, last = packets["ts_ns"].min() / 1e9, packets["ts_ns"].max() / 1e9
+    return first, last
+
+
+def _link_types(links: Any) -> str:
+    if not links:
+        return "–"
+    items = links if isinstance(links, list | tuple) else [links]
+    return ", ".join(
+        f"{LINK_TYPE_NAMES.get(v, 'DLT')} ({v})" if isinstance(v, int) else str(v) for v in items
+    )
+
+
+def capture_facts(capture: Any, packets: pd.DataFrame) -> list[tuple[str, str]]:
+    """(label, value) pairs: file, format, link types, time span, counts, what failed to decode."""
+    c = capture_mapping(capture)
+    first, last = _span(c, packets)
+    fmt = str(c.get("format") or "–") + (" (gzip)" if c.get("compressed") else "")
+    facts = [
+        ("file", str(c.get("path") or c.get("file") or "–")),
+        ("format", fmt),
+        ("link types", _link_types(c.get("link_types"))),
+        ("duration", "–" if first is None or last is None else f"{(last - first) * 1e3:,.3f} ms"),
+        ("frames", f"{int(c.get('packets') or len(packets)):,}"),
+    ]
+    facts += [(label, f"{int(c[key]):,}") for label, key in COUNTS if c.get(key)]
+    if c.get("snaplen"):
+        facts.append(("snap length", f"{int(c['snaplen']):,} bytes"))
+    if c.get("incomplete_tail"):
+        facts.append(("incomplete tail", "yes: the file ends inside a record (tcpdump killed?)"))
+    bad = c.get("anomaly_counts") or anomaly_counts(packets)
+    listed = ", ".join(f"{k}: {int(v):,}" for k, v in bad.items() if v)
+    facts.append(("not decoded", listed or "nothing"))
+    return facts
