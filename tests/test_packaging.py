@@ -1,0 +1,75 @@
+"""The wheel ships `dissectors/` and `reports/` as rocetrace.dissectors / rocetrace.reports.
+
+Built from a copy of the tree (so the checkout gets no build/ or egg-info) with pip's usual
+isolated build, installed into a fresh venv that borrows system site-packages for the
+dependencies only: the probe proves rocetrace itself is imported from the wheel.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+_IGNORE = shutil.ignore_patterns(
+    ".git", "__pycache__", "*.egg-info", "build", "dist", ".*_cache", "node_modules", ".venv"
+)
+_PROBE = """
+import importlib.util, json
+import rocetrace, rocetrace.dissectors, rocetrace.reports
+from rocetrace.dissectors.opcodes import OPCODES
+print(json.dumps({
+    "rocetrace": rocetrace.__file__,
+    "dissectors": rocetrace.dissectors.__file__,
+    "reports": rocetrace.reports.__file__,
+    "opcodes": len(OPCODES),
+    "top_level": [m for m in ("dissectors", "reports") if importlib.util.find_spec(m)],
+}))
+"""
+
+
+def _run(*cmd: str | Path, cwd: Path) -> str:
+    done = subprocess.run(
+        [str(c) for c in cmd], cwd=cwd, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, f"{cmd[:4]} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    work = tmp_path_factory.mktemp("wheel")
+    src = work / "src"
+    shutil.copytree(REPO, src, ignore=_IGNORE)
+    _run(sys.executable, "-m", "pip", "wheel", "--no-deps",
+         "-w", work / "dist", src, cwd=work)  # fmt: skip
+    (built,) = (work / "dist").glob("rocetrace-*.whl")
+    return built
+
+
+@pytest.mark.slow
+def test_wheel_maps_the_root_folders_under_rocetrace(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "rocetrace/dissectors/opcodes.py" in names
+    assert "rocetrace/reports/__init__.py" in names
+    assert not [n for n in names if n.split("/")[0] in ("dissectors", "reports", "tests")]
+
+
+@pytest.mark.slow
+def test_wheel_installs_and_imports_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    _run(sys.executable, "-m", "venv", "--system-site-packages", venv, cwd=tmp_path)
+    python = venv / "bin" / "python"
+    _run(python, "-m", "pip", "install", "--no-deps", "--no-index", "--force-reinstall",
+         wheel, cwd=tmp_path)  # fmt: skip
+    found = json.loads(_run(python, "-c", _PROBE, cwd=tmp_path))
+    for module in ("rocetrace", "dissectors", "reports"):
+        assert Path(found[module]).is_relative_to(venv), f"{module} not from the wheel: {found}"
+    assert found["opcodes"] > 80
+    assert found["top_level"] == [], "a top-level dissectors/reports module is importable"
