@@ -1,0 +1,129 @@
+"""The RC responder: expected PSN, MSN, coalesced ACKs on AckReq, one NAK per missing PSN,
+RNR NAKs, READ responses (re-executed for duplicate READ requests), atomic ACKs, and the
+out-of-order buffer of selective repeat (WRITE packets only)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rocetrace.dissectors.aeth import AckKind, NakCode, syndrome
+from rocetrace.dissectors.opcodes import OPCODES, Operation
+from rocetrace.generate.model import Conn, response_base, unwrap, wire
+
+if TYPE_CHECKING:
+    from rocetrace.generate.network import Packet
+    from rocetrace.generate.sim import Simulation
+
+ACK_CREDITS = 0x1F  # "invalid credit count": end-to-end credits not used
+
+
+class Responder:
+    def __init__(self, sim: Simulation, conn: Conn) -> None:
+        self.sim, self.sc, self.conn = sim, sim.sc, conn
+        self.epsn = conn.start_psn
+        self.msn = 0
+        self.nak_for: int | None = None  # ePSN a NAK / RNR NAK was sent for: stay silent
+        self.rnr_left = self.sc.rnr_naks
+        self.buffered: dict[int, bool] = {}  # selective repeat: OOS PSN -> ends a message
+        self.msg_first = conn.start_psn  # first PSN of the message being received
+        self.base = response_base(conn, self.sc)
+
+    def send(self, t: int, **fields: int) -> None:
+        pkt = dict(self.base, **fields)
+        self.sim.net.send(t + self.sc.ack_delay_ns, pkt, self.sim.deliver)
+
+    def ack(self, t: int, kind: AckKind, value: int, psn: int) -> None:
+        self.send(t, opcode=0x11, syndrome=syndrome(kind, value), msn=self.msn, psn=wire(psn))
+
+    def on_packet(self, t: int, pkt: Packet) -> None:
+        if self.conn.transport != "RC" or pkt["opcode"] == 0x81:
+            return
+        upsn = unwrap(pkt["psn"], self.epsn)
+        if upsn == self.epsn:
+            self.accept(t, pkt, upsn)
+        elif upsn < self.epsn:
+            self.duplicate(t, pkt, upsn)
+        else:
+            self.out_of_sequence(t, pkt, upsn)
+
+    def accept(self, t: int, pkt: Packet, upsn: int) -> None:
+        op = OPCODES[pkt["opcode"]]
+        if (
+            op.operation is Operation.SEND
+            and op.position in ("first", "only")
+            and self.rnr_left > 0
+        ):
+            self.rnr_left -= 1
+            self.nak_for = upsn
+            self.ack(t, AckKind.RNR_NAK, self.sc.rnr_timer, upsn)
+            return
+        self.nak_for = None
+        if op.operation is Operation.READ_REQUEST:
+            self.msn += 1
+            self.epsn += self.read_responses(t, pkt, upsn)
+            self.msg_first = self.epsn
+            return
+        self.epsn += 1
+        if op.operation in (Operation.CMP_SWAP, Operation.FETCH_ADD):
+            self.msn += 1
+            self.msg_first = self.epsn
+            self.atomic_ack(t, pkt)
+            return
+        if op.position in ("last", "only"):
+            self.msn += 1
+            self.msg_first = self.epsn
+        ack_req = bool(pkt.get("ack_req"))
+        while self.epsn in self.buffered:  # selective repeat: the hole is filled
+            self.msn += self.buffered.pop(self.epsn)
+            self.epsn += 1
+            ack_req = True
+        if ack_req:
+            self.ack(t, AckKind.ACK, ACK_CREDITS, self.epsn - 1)
+        if self.buffered:
+            self.nak(t)
+
+    def duplicate(self, t: int, pkt: Packet, upsn: int) -> None:
+        op = OPCODES[pkt["opcode"]]
+        if op.operation is Operation.READ_REQUEST:
+            self.read_responses(t, pkt, upsn)
+        elif op.operation in (Operation.CMP_SWAP, Operation.FETCH_ADD):
+            self.atomic_ack(t, pkt)
+        elif pkt.get("ack_req"):
+            self.ack(t, AckKind.ACK, ACK_CREDITS, self.epsn - 1)
+
+    def out_of_sequence(self, t: int, pkt: Packet, upsn: int) -> None:
+        op = OPCODES[pkt["opcode"]]
+        if self.sc.recovery == "selective-repeat" and op.operation is Operation.WRITE:
+            self.buffered[upsn] = op.position in ("last", "only")
+        if self.nak_for != self.epsn:
+            self.nak(t)
+            if self.sc.cnp_on_oos:
+                self.sim.notify(t, pkt, cause="oos")
+            if self.sc.recovery == "go-back-0":  # the partial message is discarded
+                self.epsn = self.nak_for = self.msg_first
+
+    def nak(self, t: int) -> None:
+        if self.nak_for == self.epsn:
+            return
+        self.nak_for = self.epsn
+        self.ack(t, AckKind.NAK, NakCode.PSN_SEQUENCE_ERROR, self.epsn)
+
+    def read_responses(self, t: int, pkt: Packet, upsn: int) -> int:
+        """Send the responses of a READ request at `upsn`; returns the PSNs they take."""
+        mtu, length = self.sc.mtu, pkt["dma_len"]
+        n = max(1, -(-length // mtu))
+        for k in range(n):
+            code = 0x10 if n == 1 else 0x0D if k == 0 else 0x0F if k == n - 1 else 0x0E
+            fields = {"opcode": code, "psn": wire(upsn + k), "msg": pkt["msg"], "span": 1}
+            fields["payload_len"] = min(mtu, length - k * mtu)
+            fields["episode"] = pkt.get("episode", -1)
+            if code != 0x0E:
+                fields.update(syndrome=syndrome(AckKind.ACK, ACK_CREDITS), msn=self.msn)
+            self.send(t, **fields)
+        return n
+
+    def atomic_ack(self, t: int, pkt: Packet) -> None:
+        self.send(
+            t, opcode=0x12, psn=pkt["psn"], msg=pkt["msg"], msn=self.msn, span=1,
+            syndrome=syndrome(AckKind.ACK, ACK_CREDITS), atomic_orig=pkt["compare"],
+        )  # fmt: skip

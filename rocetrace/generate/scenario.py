@@ -1,0 +1,131 @@
+"""What to simulate: a `Scenario` is plain data, built by a preset and adjusted by overrides."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+RECOVERY_MODES = ("go-back-n", "go-back-0", "selective-repeat")
+VANTAGES = ("sender", "receiver", "mirror")
+OPS = ("write", "write_imm", "send", "send_imm", "read", "cmp_swap", "fetch_add")
+LOSS_DIRECTIONS = ("request", "response", "any")
+LOSS_KINDS = ("data", "ack", "nak", "read_response", "any")
+
+
+@dataclass(frozen=True)
+class Loss:
+    """Packets dropped in the network: chosen PSNs, every Nth, or at random, per kind."""
+
+    psns: tuple[int, ...] = ()  # wire PSNs; their first `times` transmissions are lost
+    times: int = 1
+    every: int = 0  # every Nth matching packet (counting every transmission)
+    rate: float = 0.0
+    direction: str = "request"  # request | response | any
+    kind: str = "data"  # data | ack | nak | read_response | any
+    conn: int | None = None  # only this connection (index), None: all
+    before_mirror: bool = False  # dropped before the mirror port sees it
+
+
+@dataclass(frozen=True)
+class PfcStorm:
+    """A NIC that keeps pausing one priority: refreshed pause frames, then a resume."""
+
+    priority: int = 3
+    start_us: float = 20.0
+    duration_us: float = 120_000.0
+    refresh_us: float = 150.0
+    quanta: int = 0xFFFF
+    propagate: bool = True  # the switch pauses the senders too
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Every knob of a generated capture; presets fill it, options override fields."""
+
+    name: str = "custom"
+    # topology and traffic
+    requesters: int = 1  # requester hosts
+    responders: int = 1  # responder hosts
+    qps: int = 1  # connections per (requester, responder) pair
+    transport: str = "RC"  # RC | UC | UD
+    ops: tuple[str, ...] = ("write",)  # cycled per message
+    messages: int = 8  # per QP
+    message_size: int = 4096
+    mtu: int = 1024
+    start_psn: int | None = None  # None: drawn from the seed per QP
+    window: int = 64  # outstanding PSNs per QP
+    ack_req_every: int = 0  # also request an ACK every N packets (0: last packet only)
+    # requester behaviour
+    recovery: str = "go-back-n"
+    timeout: int = 8  # ACK timeout exponent: 4.096 us * 2^timeout
+    retry_cnt: int = 7
+    rnr_retry: int = 7  # 7 = infinite
+    rnr_timer: int = 5  # RNR timer code (IBTA table 45)
+    rnr_naks: int = 0  # the responder answers this many SENDs with RNR NAK
+    # network
+    link_speed_bps: float = 100e9
+    link_delay_ns: int = 500
+    ack_delay_ns: int = 300
+    losses: tuple[Loss, ...] = ()
+    # congestion
+    ecn: int = 2  # ECN bits of RoCE traffic (2 = ECT(0), 0 = not ECN-capable)
+    dscp: int = 26
+    pcp: int = 3
+    cnp_dscp: int = 48
+    cnp_pcp: int = 6
+    ce_rate: float = 0.0  # probability of a CE mark regardless of the queue
+    kmin_bytes: int = 0  # queue marking (RED); 0 disables it
+    kmax_bytes: int = 0
+    pmax: float = 0.2
+    cnp_interval_us: float = 4.0  # min_time_between_cnps
+    cnp_on_oos: bool = False
+    dcqcn: bool = True
+    pfc_storm: PfcStorm | None = None
+    # encapsulation
+    ip_version: int = 4
+    vlan: int | None = None
+    roce_v1: bool = False
+    vxlan_vni: int | None = None
+    udp_sport_collision: bool = False
+    cm: bool = False  # connection-setup MADs before the traffic
+    # capture
+    vantage: str = "mirror"
+    snaplen: int = 65535
+    fmt: str = "pcap"
+    nanosecond: bool = True
+    capture_drop_rate: float = 0.0
+    capture_drop_burst: int = 1
+    malformed: tuple[str, ...] = ()  # kinds: bad_icrc, truncated_bth, unknown_opcode
+    # limits and engine
+    max_time_us: float = 1_000_000.0
+    max_packets: int = 200_000
+    bulk: bool = False  # vectorized path: no faults, for speed
+    description: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def with_overrides(self, **overrides: Any) -> Scenario:
+        """A copy with fields replaced; unknown names are an error (typos must not pass)."""
+        known = {f.name for f in fields(self)}
+        unknown = set(overrides) - known
+        if unknown:
+            raise ValueError(f"unknown scenario options: {sorted(unknown)}")
+        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+    @property
+    def ack_timeout_ns(self) -> int:
+        return int(4096 * 2**self.timeout)
+
+    def validate(self) -> None:
+        checks = [
+            (self.recovery in RECOVERY_MODES, f"recovery must be one of {RECOVERY_MODES}"),
+            (self.vantage in VANTAGES, f"vantage must be one of {VANTAGES}"),
+            (self.transport in ("RC", "UC", "UD"), "transport must be RC, UC or UD"),
+            (all(o in OPS for o in self.ops), f"ops must be among {OPS}"),
+            (self.mtu in (256, 512, 1024, 2048, 4096), "mtu must be 256..4096 (IB MTU)"),
+            (self.fmt in ("pcap", "pcapng"), "format must be pcap or pcapng"),
+            (self.window >= 1 and self.messages >= 0 and self.qps >= 1, "bad counts"),
+            (self.ip_version in (4, 6), "ip_version must be 4 or 6"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(message)
