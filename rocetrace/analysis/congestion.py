@@ -17,18 +17,16 @@ RATE_WINDOW_NS = 100_000  # throughput is measured over this long before and aft
 
 
 def throttled_flow(pp: Prepared, model: FlowModel, idx: np.ndarray) -> np.ndarray:
-    """The flow each CNP throttles: the pair of its own flow, or the only flow the other way."""
-    carrier = model.flow_id[idx]
-    out = model.pair[carrier].copy()
-    lone = (
-        pd.Series(np.arange(len(model)))
-        .groupby([model.src, model.dst])
-        .agg(lambda f: f.iloc[0] if len(f) == 1 else -1)
-    )
-    for i in np.flatnonzero(out < 0):
-        c = carrier[i]
-        out[i] = lone.get((model.dst[c], model.src[c]), -1)
-    return out
+    """The flow each CNP throttles: sent by the CNP's destination host to the CNP's source,
+    from the QP the CNP names (its peer_qp); else the only flow between them that way."""
+    keys = pd.DataFrame({"s": model.src, "d": model.dst, "peer": model.peer_qp})
+    keys["f"] = np.arange(len(model))
+    by_peer = keys[keys["peer"] >= 0].drop_duplicates(["s", "d", "peer"], keep=False)
+    lone = keys.drop_duplicates(["s", "d"], keep=False)
+    cnp = pd.DataFrame({"s": pp.dst[idx], "d": pp.src[idx], "peer": pp.qp[idx]})
+    exact = cnp.merge(by_peer, on=["s", "d", "peer"], how="left")["f"]
+    loose = cnp[["s", "d"]].merge(lone[["s", "d", "f"]], on=["s", "d"], how="left")["f"]
+    return exact.fillna(loose).fillna(-1).to_numpy(np.int64)
 
 
 def _ce_before(
@@ -67,7 +65,7 @@ def _rates(
 
 def cnp_table(pp: Prepared, model: FlowModel) -> pd.DataFrame:
     """The cnps table (docs/analysis-tables.md) plus interval and throughput columns."""
-    idx = np.flatnonzero((pp.kind == CNP) & (model.flow_id >= 0))
+    idx = np.flatnonzero((pp.kind == CNP) & (pp.src >= 0) & (pp.dst >= 0))
     flow = throttled_flow(pp, model, idx) if len(idx) else np.zeros(0, np.int64)
     ts = pp.ts[idx]
     ce_flow = np.where((pp.ecn == 3) & (pp.kind != CNP), model.flow_id, -1)

@@ -29,6 +29,7 @@ from rocetrace.analysis.prepared import (
 
 RESPONSE_KINDS = (READ_RESPONSE, ACK, NAK, RNR_NAK, ATOMIC_ACK)
 UD = TRANSPORTS.index("UD")
+UC = TRANSPORTS.index("UC")
 PAIR_SAMPLE = 64  # responses per flow used to pair by PSN space
 PAIR_MAX_DELAY_NS = 1_000_000_000
 GSI_QP = 1  # QP1 carries the CM MADs
@@ -53,8 +54,9 @@ class FlowModel:
 
 
 def assign_flows(pp: Prepared) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Flow id per frame, numbered by first appearance; returns (flow_id, src, dst, qp)."""
-    inside = np.flatnonzero((pp.src >= 0) & (pp.dst >= 0) & (pp.qp >= 0))
+    """Flow id per frame, numbered by first appearance; returns (flow_id, src, dst, qp).
+    CNPs belong to no flow: they are attributed to the flow they throttle (congestion.py)."""
+    inside = np.flatnonzero((pp.src >= 0) & (pp.dst >= 0) & (pp.qp >= 0) & (pp.kind != CNP))
     key = (pp.src[inside] << 44) | (pp.dst[inside] << 24) | pp.qp[inside]
     uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     order = np.argsort(first, kind="stable")
@@ -144,8 +146,7 @@ def build_flow_model(pp: Prepared) -> FlowModel:
     """Flows, their transport and MTU, and the pairing of the two directions."""
     flow_id, src, dst, qp = assign_flows(pp)
     n = len(src)
-    not_cnp = np.where(pp.kind == CNP, -1, pp.transport.astype(np.int64))
-    transport = _majority(flow_id, not_cnp, n)
+    transport = _majority(flow_id, pp.transport.astype(np.int64), n)
     sport = _majority(flow_id, pp.sport, n)
     pair = np.full(n, -1, np.int64)
     paired_by = np.full(n, "", dtype=object)
@@ -159,6 +160,7 @@ def build_flow_model(pp: Prepared) -> FlowModel:
         paired_by[[x, y]] = "ip_pair"
     has_pair = pair >= 0
     peer_qp[has_pair] = qp[pair[has_pair]]
+    peer_qp[transport == UC] = -1  # UC sends no responses: no QP receives them
     mtu = _mtus(pp, flow_id, n)
     mtu[has_pair] = np.maximum(mtu[has_pair], mtu[pair[has_pair]])
     return FlowModel(flow_id, src, dst, qp, pair, peer_qp, paired_by, transport, mtu)

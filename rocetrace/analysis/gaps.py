@@ -13,6 +13,7 @@ import numpy as np
 
 from rocetrace.analysis.flows import UD, FlowModel
 from rocetrace.analysis.prepared import (
+    ATOMIC_ACK,
     PSN_MOD,
     READ_RESPONSE,
     REQUEST,
@@ -91,31 +92,33 @@ def request_stream(pp: Prepared, model: FlowModel, span: np.ndarray) -> Stream:
     return build_stream(idx, model.flow_id[idx], pp.psn[idx], span[idx])
 
 
-def response_stream(pp: Prepared, model: FlowModel, requests: Stream, span: np.ndarray) -> Stream:
-    """READ responses; a gap counts only PSNs that READ requests asked for."""
-    idx = np.flatnonzero((pp.kind == READ_RESPONSE) & (model.flow_id >= 0))
+def response_stream(pp: Prepared, model: FlowModel, requests: Stream) -> Stream:
+    """READ responses and atomic ACKs (each answers one request PSN); gaps count only READ
+    response PSNs skipped within one READ (a later response of it came first)."""
+    idx = np.flatnonzero(np.isin(pp.kind, (READ_RESPONSE, ATOMIC_ACK)) & (model.flow_id >= 0))
     s = build_stream(idx, model.flow_id[idx], pp.psn[idx], np.ones(len(idx), np.int64))
-    s.gap = _read_gaps(pp, model, requests, s, span)
+    s.gap = _read_gaps(pp, model, requests, s)
     return s
 
 
-def _read_gaps(
-    pp: Prepared, model: FlowModel, req: Stream, s: Stream, span: np.ndarray
-) -> np.ndarray:
-    """Gaps measured in 'PSNs asked for by READs' so PSNs of WRITEs and SENDs are not gaps."""
-    gap = s.gap.copy()
+def _read_gaps(pp: Prepared, model: FlowModel, req: Stream, s: Stream) -> np.ndarray:
+    """Per READ (the original request's PSN span), response PSNs skipped inside it."""
+    gap = np.zeros(len(s), np.int64)
     for f in np.unique(s.flow):
-        rows = np.flatnonzero(s.flow == f)
         q = model.pair[f]
+        rows = np.flatnonzero((s.flow == f) & (pp.kind[s.idx] == READ_RESPONSE))
         reads = np.flatnonzero((req.flow == q) & pp.read_request[req.idx] & ~req.retransmitted)
-        if q < 0 or len(reads) == 0:
+        if q < 0 or len(reads) == 0 or len(rows) == 0:
             continue
         starts, ends = req.ext[reads], req.end[reads]
         ext = s.ext[rows]
         ext = ext - PSN_MOD * np.round((ext[0] - starts[0]) / PSN_MOD).astype(np.int64)
-        before = np.concatenate(([0], np.cumsum(ends - starts + 1)[:-1]))
         k = np.clip(np.searchsorted(starts, ext, side="right") - 1, 0, None)
-        ordinal = before[k] + np.clip(ext - starts[k], 0, ends[k] - starts[k])
-        high = running_max_before(ordinal, s.first[rows])
-        gap[rows] = np.where(s.first[rows], 0, np.maximum(ordinal - high - 1, 0))
+        offset = ext - starts[k]
+        inside = (offset >= 0) & (ext <= ends[k])
+        rows, k, offset = rows[inside], k[inside], offset[inside]
+        order = np.argsort(k, kind="stable")
+        first = group_starts(k[order])
+        high = np.maximum(running_max_before(offset[order], first), -1)
+        gap[rows[order]] = np.maximum(offset[order] - high - 1, 0)
     return gap

@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 
 from rocetrace.analysis.flows import FlowModel
-from rocetrace.analysis.prepared import NAK, RNR_NAK, Prepared
+from rocetrace.analysis.gaps import build_stream
+from rocetrace.analysis.prepared import ACK, ATOMIC_ACK, NAK, PSN_MOD, RNR_NAK, Prepared
 from rocetrace.dissectors.aeth import RNR_TIMER_US
 
 NAK_KINDS = (
@@ -22,11 +23,29 @@ NAK_KINDS = (
 )
 _CODE_KIND = {0: "psn_sequence_error", 1: "invalid_request", 2: "remote_access_error"}
 _CODE_KIND |= {3: "remote_operational_error", 4: "invalid_rd_request"}
-NAK_COLUMNS = ["frame", "ts_ns", "flow_id", "nak_flow_id", "kind", "psn", "rnr_timer_us"]
+NAK_COLUMNS = ["frame", "ts_ns", "flow_id", "nak_flow_id", "kind", "psn", "rnr_timer_us", "stale"]
 
 
-def nak_table(pp: Prepared, model: FlowModel) -> pd.DataFrame:
-    """The naks table (docs/analysis-tables.md); flow_id is null when the pair is unknown."""
+def ack_progress(pp: Prepared, model: FlowModel) -> pd.DataFrame:
+    """Per ACK / NAK / RNR NAK frame (by frame index): the flow it is about, the PSN it
+    acknowledges (a NAK: everything before its PSN), the highest PSN acknowledged so far
+    (`acked`, raw 24-bit) and whether it is `stale` (acknowledges nothing new)."""
+    kinds = (ACK, ATOMIC_ACK, NAK, RNR_NAK)
+    idx = np.flatnonzero(np.isin(pp.kind, kinds) & (model.flow_id >= 0))
+    idx = idx[model.pair[model.flow_id[idx]] >= 0]
+    about = model.pair[model.flow_id[idx]]
+    nak = np.isin(pp.kind[idx], (NAK, RNR_NAK))
+    psn = np.where(nak, (pp.psn[idx] - 1) % PSN_MOD, pp.psn[idx])
+    s = build_stream(idx, about, psn, np.ones(len(idx), np.int64))
+    acked = np.maximum(s.high_before, s.end) % PSN_MOD
+    out = pd.DataFrame({"idx": s.idx, "flow_id": s.flow, "ts_ns": pp.ts[s.idx], "acked": acked})
+    out["stale"] = ~s.first & (s.ext < s.high_before)
+    return out.sort_values(["ts_ns", "idx"], kind="stable").reset_index(drop=True)
+
+
+def nak_table(pp: Prepared, model: FlowModel, progress: pd.DataFrame) -> pd.DataFrame:
+    """The naks table (docs/analysis-tables.md); flow_id is null when the pair is unknown.
+    `stale`: the NAK's PSN was already acknowledged, so the requester ignores it."""
     idx = np.flatnonzero(np.isin(pp.kind, (NAK, RNR_NAK)) & (model.flow_id >= 0))
     carrier = model.flow_id[idx]
     about = model.pair[carrier]
@@ -44,7 +63,13 @@ def nak_table(pp: Prepared, model: FlowModel) -> pd.DataFrame:
             "psn": pp.psn[idx],
             "rnr_timer_us": timer,
         }
-    ).assign(flow_id=lambda d: d["flow_id"].mask(about < 0))
+    ).assign(
+        flow_id=lambda d: d["flow_id"].mask(about < 0),
+        stale=pd.Series(progress["stale"].to_numpy(), index=progress["idx"])
+        .reindex(idx)
+        .fillna(False)
+        .to_numpy(bool),
+    )
 
 
 def nak_counts(naks: pd.DataFrame, n_flows: int) -> pd.DataFrame:

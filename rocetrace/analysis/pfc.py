@@ -42,16 +42,25 @@ def pfc_table(packets: pd.DataFrame, link_bps: float) -> pd.DataFrame:
     return table.reset_index(drop=True)
 
 
-def pause_runs(table: pd.DataFrame) -> pd.DataFrame:
-    """Uninterrupted pauses per (sender, priority): start, duration and frames involved."""
-    cols = ["src_mac", "priority", "start_ns", "duration_s", "frames", "first_frame"]
-    if table.empty:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
+def _held(table: pd.DataFrame) -> pd.DataFrame:
+    """Sorted per (sender, priority) with `held_ns`: how long each frame's pause really
+    lasted (its quanta, unless the sender's next frame for that priority came first)."""
     t = table.sort_values(["src_mac", "priority", "ts_ns"], kind="stable").reset_index(drop=True)
     same = (t["src_mac"] == t["src_mac"].shift()) & (t["priority"] == t["priority"].shift())
     nxt = t["ts_ns"].shift(-1).where(same.shift(-1, fill_value=False))
     held = np.minimum(t["paused_s"] * 1e9, (nxt - t["ts_ns"]).fillna(np.inf))
     t["held_ns"] = np.where(t["pause"], held, 0.0)
+    t["same"] = same
+    return t
+
+
+def pause_runs(table: pd.DataFrame) -> pd.DataFrame:
+    """Uninterrupted pauses per (sender, priority): start, duration and frames involved."""
+    cols = ["src_mac", "priority", "start_ns", "duration_s", "frames", "first_frame"]
+    if table.empty:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
+    t = _held(table)
+    same = t["same"]
     # A run continues while the previous frame paused up to this one.
     prev_held_to_here = (t["held_ns"].shift() >= (t["ts_ns"] - t["ts_ns"].shift())) & same
     t["run"] = (~prev_held_to_here).cumsum()
@@ -75,12 +84,13 @@ def pfc_summary(table: pd.DataFrame, packets: pd.DataFrame) -> dict:
     frames = int((packets["encap"] == "pfc").sum())
     per_frame = table.groupby("frame")["pause"].any() if not table.empty else pd.Series(dtype=bool)
     by_priority = {}
-    for p, g in table.groupby("priority"):
+    for p, g in _held(table).groupby("priority") if not table.empty else []:
         by_priority[str(int(p))] = {
             "pause_frames": int(g["pause"].sum()),
             "resume_frames": int((~g["pause"]).sum()),
             "quanta_total": int(g["quanta"].sum()),
-            "paused_s": float(g["paused_s"].sum()),
+            "paused_s": float(g["held_ns"].sum()) / 1e9,
+            "quanta_s": float(g["paused_s"].sum()),
         }
     return {
         "frames": frames,

@@ -13,7 +13,7 @@ import pandas as pd
 
 from rocetrace.analysis import congestion, findings, flows, gaps, naks, pfc, qos, reads, rtt
 from rocetrace.analysis import retransmissions as rtx
-from rocetrace.analysis.prepared import CNP, PSN_MOD, REQUEST, TRANSPORTS, Prepared, prepare
+from rocetrace.analysis.prepared import PSN_MOD, REQUEST, TRANSPORTS, Prepared, prepare
 from rocetrace.analysis.result import Analysis
 
 Progress = Callable[[str], None]
@@ -37,13 +37,10 @@ def _capture_gaps(pp: Prepared, s: gaps.Stream) -> pd.DataFrame:
 
 
 def _first_last_psn(pp: Prepared, model: flows.FlowModel) -> tuple[np.ndarray, np.ndarray]:
-    """First and last PSN in capture order: of the requests when the flow has any."""
+    """First and last PSN of each flow, in capture order."""
     n = len(model)
-    seen = (model.flow_id >= 0) & (pp.kind != CNP)
-    req = seen & (pp.kind == REQUEST)
-    has_req = np.bincount(model.flow_id[req], minlength=n) > 0
-    use = req | (seen & ~has_req[np.where(model.flow_id >= 0, model.flow_id, 0)])
-    df = pd.DataFrame({"f": model.flow_id[use], "psn": pp.psn[use]}).groupby("f")["psn"]
+    seen = model.flow_id >= 0
+    df = pd.DataFrame({"f": model.flow_id[seen], "psn": pp.psn[seen]}).groupby("f")["psn"]
     first = df.first().reindex(range(n)).fillna(-1).to_numpy(np.int64)
     last = df.last().reindex(range(n)).fillna(-1).to_numpy(np.int64)
     return first, last
@@ -148,12 +145,14 @@ def analyze_packets(
     n = len(model)
     step("sequences")
     req = gaps.request_stream(pp, model, span)
-    resp = gaps.response_stream(pp, model, req, span)
-    nak_rows = naks.nak_table(pp, model)
+    resp = gaps.response_stream(pp, model, req)
+    progress_rows = naks.ack_progress(pp, model)
+    nak_rows = naks.nak_table(pp, model, progress_rows)
     step("retransmissions")
-    eps = rtx.request_episodes(pp, model, req, nak_rows)
-    eps = reads.reattribute_read_reissues(eps, pp, model, resp, span)
-    eps = _finish_episodes(eps, pp, model)
+    eps, reissues = rtx.request_episodes(pp, model, req, nak_rows, progress_rows)
+    reissued = reads.reissue_episodes(pp, model, resp, reissues, span, progress_rows)
+    found = [e for e in (eps, reissued) if not e.empty]
+    eps = _finish_episodes(pd.concat(found) if found else rtx._empty(), pp, model)
     step("congestion")
     cnps = congestion.cnp_table(pp, model)
     retx_q, gaps_q = _stream_counts(req, n)

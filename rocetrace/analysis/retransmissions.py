@@ -13,7 +13,7 @@ import pandas as pd
 
 from rocetrace.analysis.flows import FlowModel
 from rocetrace.analysis.gaps import Stream
-from rocetrace.analysis.prepared import ACK, ATOMIC_ACK, Prepared, psn_delta
+from rocetrace.analysis.prepared import Prepared, psn_delta
 
 EPISODE_COLUMNS = [
     "flow_id", "src_ip", "dst_ip", "dest_qp", "ts", "ts_ns", "trigger", "nak_psn", "start_psn",
@@ -30,26 +30,13 @@ def _shift(a: np.ndarray, fill: object) -> np.ndarray:
     return out
 
 
-def _nak_between(s: Stream, ts: np.ndarray, naks: pd.DataFrame) -> np.ndarray:
-    """Per stream row: did a NAK / RNR NAK about its flow arrive since the previous row?"""
-    hit = np.zeros(len(s), bool)
-    known = naks[naks["flow_id"].notna()]
-    prev_ts = _shift(ts, np.iinfo(np.int64).min)
-    for f, g in known.groupby("flow_id"):
-        rows = np.flatnonzero(s.flow == int(f))
-        t = np.sort(g["ts_ns"].to_numpy())
-        n_prev = np.searchsorted(t, prev_ts[rows], side="right")
-        hit[rows] = np.searchsorted(t, ts[rows], side="right") > n_prev
-    return hit & ~s.first
-
-
-def episode_rows(s: Stream, pp: Prepared, naks: pd.DataFrame) -> np.ndarray:
-    """Episode number per stream row (-1 for rows that are not resends)."""
+def episode_rows(s: Stream, pp: Prepared) -> np.ndarray:
+    """Episode number per stream row (-1 for rows that are not resends). A new NAK shows
+    as a restart (the PSN goes back), not where the NAK is seen: the sender reacts later."""
     r = s.retransmitted
-    ts = pp.ts[s.idx]
     prev_r = _shift(r, False) & ~s.first
     restart = s.ext <= _shift(s.ext, 0)
-    start = r & (~prev_r | restart | _nak_between(s, ts, naks))
+    start = r & (~prev_r | restart)
     number = np.cumsum(start) - 1
     return np.where(r, number, -1)
 
@@ -87,7 +74,7 @@ def _episodes(s: Stream, pp: Prepared, ep: np.ndarray) -> pd.DataFrame:
         jumps=("jump", "sum"),
     )
     out["start_psn"] = pp.psn[out["idx"].to_numpy()]
-    return out.reset_index(drop=True)
+    return out.reset_index()
 
 
 def _assign_triggers(eps: pd.DataFrame, naks: pd.DataFrame) -> pd.DataFrame:
@@ -110,12 +97,9 @@ def _assign_triggers(eps: pd.DataFrame, naks: pd.DataFrame) -> pd.DataFrame:
     return eps.drop(columns=["kind"])
 
 
-def _last_acked(eps: pd.DataFrame, pp: Prepared, model: FlowModel) -> np.ndarray:
-    """Per episode, the PSN of the latest ACK about its flow before it (-1 when none)."""
-    acks = np.flatnonzero(np.isin(pp.kind, (ACK, ATOMIC_ACK)) & (model.flow_id >= 0))
-    about = model.pair[model.flow_id[acks]]
-    table = pd.DataFrame({"flow_id": about, "ack_ts": pp.ts[acks], "ack_psn": pp.psn[acks]})
-    table = table[table["flow_id"] >= 0].sort_values("ack_ts")
+def _last_acked(eps: pd.DataFrame, progress: pd.DataFrame) -> np.ndarray:
+    """Per episode, the highest PSN acknowledged about its flow before it (-1 when none)."""
+    table = progress.rename(columns={"ts_ns": "ack_ts"})[["flow_id", "ack_ts", "acked"]]
     merged = pd.merge_asof(
         eps[["flow_id", "ts_ns"]].reset_index(),
         table,
@@ -125,7 +109,7 @@ def _last_acked(eps: pd.DataFrame, pp: Prepared, model: FlowModel) -> np.ndarray
         direction="backward",
         allow_exact_matches=False,
     ).set_index("index")
-    return merged["ack_psn"].reindex(eps.index).fillna(-1).to_numpy(np.int64)
+    return merged["acked"].reindex(eps.index).fillna(-1).to_numpy(np.int64)
 
 
 def _modes(eps: pd.DataFrame, s: Stream, ep: np.ndarray, acked: np.ndarray) -> pd.Series:
@@ -165,23 +149,31 @@ def _prev_ts_in_flow(pp: Prepared, model: FlowModel) -> np.ndarray:
     return prev
 
 
-def request_episodes(pp: Prepared, model: FlowModel, s: Stream, naks: pd.DataFrame) -> pd.DataFrame:
-    """Episodes of resent requests with trigger, mode and delay (READ re-issues included,
-    still attributed to the request flow: `read_reissues` moves them)."""
-    ep = episode_rows(s, pp, naks)
+def request_episodes(
+    pp: Prepared, model: FlowModel, s: Stream, naks: pd.DataFrame, progress: pd.DataFrame
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """Episodes of resent requests with trigger, mode and delay, and the frames of READ
+    re-issues: episodes that open with a re-sent READ REQUEST and no NAK are not resends of
+    this flow but requests to resend READ responses (reads.py)."""
+    ep = episode_rows(s, pp)
     eps = _episodes(s, pp, ep)
     if eps.empty:
-        return _empty()
+        return _empty(), np.zeros(0, np.int64)
     eps = _assign_triggers(eps, naks)
-    acked = _last_acked(eps, pp, model)
+    reissue = pp.read_request[eps["idx"].to_numpy()] & (eps["trigger"] == "timeout").to_numpy()
+    rows = np.flatnonzero(np.isin(ep, eps["ep"].to_numpy()[reissue]))
+    reissues = s.idx[rows][pp.read_request[s.idx[rows]]]
+    eps = eps[~reissue].reset_index(drop=True)
+    if eps.empty:
+        return _empty(), reissues
+    acked = _last_acked(eps, progress)
     eps["mode"] = _modes(eps, s, ep, acked)
     prev_ts = _prev_ts_in_flow(pp, model)[eps["idx"].to_numpy()]
     silence = eps["ts_ns"] - prev_ts
     delay_ns = np.where(eps["trigger"] == "timeout", silence, eps["ts_ns"] - eps["nak_ts"])
     eps["delay_s"] = delay_ns / 1e9
     eps["nak_psn"] = eps["nak_raw"].where(eps["trigger"] == "nak")
-    eps["read_request"] = pp.read_request[eps["idx"].to_numpy()]
-    return eps
+    return eps, reissues
 
 
 def _empty() -> pd.DataFrame:
