@@ -2,20 +2,36 @@
 
 Installed packages usually live where the user cannot write, and then every CLI run would
 pay the first-call compile again; the user cache directory is written once per machine.
+The directory is keyed by the package's sources: numba invalidates a cached kernel when its
+own file changes but not when a kernel it calls in another file does, and a stale callee
+crashes the process.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
+from pathlib import Path
 
 import platformdirs
 
+_PACKAGE = Path(__file__).resolve().parent.parent
+
+
+def _sources_key() -> str:
+    """A short hash of every module's name, size and mtime (a stat per file, no reads)."""
+    digest = hashlib.sha1()
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        st = path.stat()
+        digest.update(f"{path.relative_to(_PACKAGE)}:{st.st_size}:{st.st_mtime_ns};".encode())
+    return digest.hexdigest()[:12]
+
 
 def numba_cache_dir() -> str:
-    """The cache directory in effect: $NUMBA_CACHE_DIR, else the user cache's numba/."""
+    """The cache directory in effect: $NUMBA_CACHE_DIR, else the user cache's numba/<key>."""
     return os.environ.get("NUMBA_CACHE_DIR") or os.path.join(
-        platformdirs.user_cache_dir("rocetrace"), "numba"
+        platformdirs.user_cache_dir("rocetrace"), "numba", _sources_key()
     )
 
 

@@ -1,0 +1,190 @@
+"""read_capture / iter_capture: a capture file to the packet table, whole or in chunks."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+import pandas as pd
+
+from rocetrace.capture.records import CORRUPT, LIMIT, PARTIAL, Records, scan
+from rocetrace.capture.source import BlockReader, Opened, Progress, open_capture
+from rocetrace.capture.table import Walked, build_table, walk_records
+from rocetrace.capture.walk import LT_ETHERNET, LT_IPV4, LT_IPV6, LT_RAW, LT_SLL, LT_SLL2
+from rocetrace.capture.walk import ROCE_V1, ROCE_V2, VXLAN_ROCE_V2
+from rocetrace.errors import UnsupportedLinkType
+from rocetrace.schema import ANOMALIES
+
+SUPPORTED_LINK_TYPES = frozenset({LT_ETHERNET, LT_SLL, LT_SLL2, LT_RAW, LT_IPV4, LT_IPV6})
+BLOCK_BYTES = 64 << 20
+_UNSUPPORTED = 1 + ANOMALIES.index("unsupported_link_type")
+
+
+@dataclass
+class CaptureInfo:
+    """What the file was and what was in it; counters are running totals while iterating."""
+
+    path: Path
+    format: str
+    compressed: bool
+    link_types: list[int] = field(default_factory=list)
+    ts_resolution_ns: int = 1000
+    snaplen: int = 0
+    packets: int = 0
+    roce_packets: int = 0
+    non_roce_packets: int = 0
+    malformed_packets: int = 0
+    truncated_packets: int = 0
+    incomplete_tail: bool = False
+    tail_bytes: int = 0
+    first_ts_ns: int | None = None
+    last_ts_ns: int | None = None
+    anomaly_counts: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class Capture:
+    """A packet table (schema: rocetrace.schema) and what is known about its file."""
+
+    packets: pd.DataFrame
+    info: CaptureInfo
+
+
+def _new_info(o: Opened) -> CaptureInfo:
+    info = CaptureInfo(o.path, o.fmt, o.compressed, snaplen=o.snaplen)
+    if o.fmt == "pcap":
+        info.link_types = [o.state.linktype]
+        info.ts_resolution_ns = o.state.frac_ns
+    return info
+
+
+def _ns_per_unit(tsresol: int) -> int:
+    if tsresol & 0x80:
+        return max(1, 10**9 >> (tsresol & 0x7F))
+    return 10 ** max(0, 9 - tsresol)
+
+
+def _note_interfaces(info: CaptureInfo, o: Opened) -> None:
+    """pcapng: link types and finest timestamp resolution; fail if none is decodable."""
+    ifs = o.state.interfaces()
+    if o.fmt != "pcapng" or not ifs:
+        return
+    info.link_types = sorted({lt for lt, _, _ in ifs})
+    info.ts_resolution_ns = min(_ns_per_unit(res) for _, res, _ in ifs)
+    info.snaplen = max(snap for _, _, snap in ifs)
+    if not SUPPORTED_LINK_TYPES.intersection(info.link_types):
+        raise UnsupportedLinkType(
+            f"{o.path}: no interface has a supported link type {info.link_types}"
+        )  # noqa: E501
+
+
+def _count(info: CaptureInfo, rec: Records, w: Walked) -> None:
+    """Add one chunk's frames to the running totals."""
+    n = len(rec)
+    info.packets += n
+    roce = int(np.isin(w.encap, (ROCE_V2, ROCE_V1, VXLAN_ROCE_V2)).sum())
+    info.roce_packets += roce
+    info.non_roce_packets += n - roce
+    snapped = rec.cap_len < rec.wire_len
+    info.truncated_packets += int(snapped.sum())
+    bad = (w.anomaly > 0) & (w.anomaly != _UNSUPPORTED) & ~snapped
+    info.malformed_packets += int(bad.sum())
+    for code, k in enumerate(np.bincount(w.anomaly, minlength=len(ANOMALIES) + 1)[1:], 1):
+        if k:
+            name = ANOMALIES[code - 1]
+            info.anomaly_counts[name] = info.anomaly_counts.get(name, 0) + int(k)
+    if n:
+        info.first_ts_ns = int(rec.ts_ns[0]) if info.first_ts_ns is None else info.first_ts_ns
+        info.last_ts_ns = int(rec.ts_ns[-1])
+
+
+def _mark_tail(info: CaptureInfo, tail: int) -> None:
+    info.incomplete_tail = tail > 0
+    info.tail_bytes = tail
+    if tail:
+        info.anomaly_counts["truncated_record"] = info.anomaly_counts.get("truncated_record", 0) + 1
+
+
+def _chunks(
+    o: Opened,
+    stream: BinaryIO,
+    block: int | None,
+    chunk: int,
+    limit: int | None,
+    ports: tuple[int, int],
+    progress: Progress | None,
+) -> Iterator[Capture]:  # noqa: E501
+    """Scan windows, decode at most `chunk` records at a time, stop at `limit` packets.
+
+    Always yields at least one (possibly empty) chunk; the tail is noted after the last.
+    """
+    info, reader = _new_info(o), BlockReader(o, stream, block, progress)
+    carry, pos, remaining = np.empty(0, np.uint8), o.start, -1 if limit is None else limit
+    yielded = False
+    while True:
+        window, last = reader.next(carry)
+        while remaining != 0:
+            want = chunk if remaining < 0 else min(chunk, remaining)
+            rec, pos, status = scan(o.state, window, pos, want)
+            _note_interfaces(info, o)
+            if len(rec):
+                w = walk_records(window, rec, *ports)
+                _count(info, rec, w)
+                remaining -= len(rec) if remaining > 0 else 0
+                yielded = True
+                yield Capture(build_table(window, rec, info.packets - len(rec) + 1, w), info)
+            if status != LIMIT:
+                break
+        if remaining == 0 or status == CORRUPT or last:
+            break
+        carry, pos = window[pos:].copy(), 0
+    if remaining != 0 and status in (CORRUPT, PARTIAL):
+        _mark_tail(info, len(window) - pos)
+    if not yielded:
+        yield Capture(empty_table(), info)
+
+
+def empty_table() -> pd.DataFrame:
+    """A packet table with no rows, in the schema's dtypes."""
+    rec = Records(*[np.empty(0, np.int64) for _ in range(4)], np.empty(0, np.int32))
+    buf = np.empty(0, np.uint8)
+    return build_table(buf, rec, 1, walk_records(buf, rec, 0, 0))
+
+
+def iter_capture(
+    path: str | os.PathLike[str], *, chunk_packets: int = 1_000_000, roce_port: int = 4791,
+    vxlan_port: int = 4789, limit: int | None = None, progress: Progress | None = None,
+    block_bytes: int = BLOCK_BYTES,
+) -> Iterator[Capture]:  # fmt: skip
+    """The packet table in chunks of at most chunk_packets frames, reading bounded blocks.
+
+    Frame numbers continue across chunks; every chunk shares one CaptureInfo whose counters
+    are running totals, final once the iterator is exhausted.
+    """
+    o, stream = open_capture(path)
+    with stream:
+        if o.fmt == "pcap" and o.state.linktype not in SUPPORTED_LINK_TYPES:
+            raise UnsupportedLinkType(f"{o.path}: link type {o.state.linktype} is not supported")
+        yield from _chunks(
+            o, stream, block_bytes, chunk_packets, limit, (roce_port, vxlan_port), progress
+        )  # noqa: E501
+
+
+def read_capture(
+    path: str | os.PathLike[str], *, roce_port: int = 4791, vxlan_port: int = 4789,
+    limit: int | None = None, progress: Progress | None = None,
+) -> Capture:  # fmt: skip
+    """The whole capture as one packet table (the file is read into memory at once)."""
+    o, stream = open_capture(path)
+    with stream:
+        if o.fmt == "pcap" and o.state.linktype not in SUPPORTED_LINK_TYPES:
+            raise UnsupportedLinkType(f"{o.path}: link type {o.state.linktype} is not supported")
+        parts = list(_chunks(o, stream, None, 1 << 62, limit, (roce_port, vxlan_port), progress))
+    if len(parts) == 1:
+        return parts[0]
+    table = pd.concat([p.packets for p in parts], ignore_index=True)
+    return Capture(table, parts[-1].info)
