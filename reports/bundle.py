@@ -43,6 +43,7 @@ def save_bundle(analysis: Analysis, path: str | Path) -> Path:
         "tables": list(TABLES),
         "capture": capture_mapping(analysis.capture),
         "options": analysis.options,
+        "categories": {n: _category_columns(getattr(analysis, n)) for n in TABLES},
     }
     try:
         with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as z:
@@ -54,6 +55,19 @@ def save_bundle(analysis: Analysis, path: str | Path) -> Path:
     except OSError as exc:
         raise OutputError(f"cannot write bundle {path}: {exc.strerror or exc}") from exc
     return path
+
+
+def _category_columns(df: pd.DataFrame) -> list[str]:
+    """Parquet reads an all-null categorical back as object: the manifest remembers them."""
+    return [str(c) for c in df.columns if isinstance(df[c].dtype, pd.CategoricalDtype)]
+
+
+def _read_table(z: zipfile.ZipFile, name: str, categories: list[str]) -> pd.DataFrame:
+    df = pd.read_parquet(io.BytesIO(z.read(f"{name}.parquet")))
+    for col in categories:
+        if col in df and not isinstance(df[col].dtype, pd.CategoricalDtype):
+            df[col] = df[col].astype("category")
+    return df
 
 
 def is_bundle(path: str | Path) -> bool:
@@ -70,7 +84,8 @@ def load_bundle(path: str | Path) -> Analysis:
         manifest = json.loads(z.read("manifest.json"))
         if manifest.get("schema") != BUNDLE_SCHEMA:
             raise NotACapture(f"{path}: unknown bundle schema {manifest.get('schema')!r}")
-        tables: dict[str, Any] = {n: pd.read_parquet(io.BytesIO(z.read(f"{n}.parquet"))) for n in TABLES}
+        cats = manifest.get("categories", {})
+        tables: dict[str, Any] = {n: _read_table(z, n, cats.get(n, [])) for n in TABLES}
     return Analysis(
         capture=SimpleNamespace(**manifest.get("capture", {})),
         options=manifest.get("options", {}),

@@ -55,7 +55,8 @@ def time_origin_ns(analysis: Analysis) -> int:
     ts = analysis.packets["ts_ns"] if "ts_ns" in analysis.packets else pd.Series(dtype="int64")
     if len(ts):
         return int(ts.min())
-    first = seconds(getattr(analysis.capture, "first_ts", None))
+    cap = analysis.capture
+    first = seconds(getattr(cap, "first_ts_ns", None) or getattr(cap, "first_ts", None))
     return int(first * 1e9) if first is not None else 0
 
 
@@ -112,9 +113,10 @@ def verdict(findings: pd.DataFrame) -> Verdict:
 
 
 def data_flows(flows: pd.DataFrame, packets: pd.DataFrame) -> pd.DataFrame:
-    """Flows that carry requests or responses (not only ACKs), most eventful first."""
-    if flows.empty:
-        return flows
+    """Flows that carry requests or responses (not only ACKs), most eventful first; none
+    without packets (a report from a JSON summary has no graphs)."""
+    if flows.empty or packets.empty or "opcode" not in packets:
+        return flows.iloc[0:0]
     has_flow = packets["flow_id"].notna()
     opcode = ints(packets.loc[has_flow, "opcode"], missing=0) & 0xFF
     not_ack = pd.Series(~ACK_OPCODE[opcode], index=packets.index[has_flow])

@@ -193,8 +193,8 @@ def pfc_figure(pfc: pd.DataFrame, bins: TimeBins, origin_ns: int) -> go.Figure:
         for trace in _pfc_frame_traces(pfc[mine], start[mine], int(p), color):
             fig.add_trace(trace, row=2, col=1)
     fig.update_layout(layout("PFC: share of time paused per priority", 420))
-    fig.update_yaxes(axis("% of bin paused"), row=1, col=1)
-    fig.update_yaxes(axis("priority", dtick=1), row=2, col=1)
+    fig.update_yaxes(axis("% of bin paused", range=[0, 105]), row=1, col=1)
+    fig.update_yaxes(axis("priority", dtick=1, range=[-0.5, 7.5]), row=2, col=1)
     fig.update_xaxes(axis("time since first frame (ms)"), row=2, col=1)
     return fig
 

@@ -127,7 +127,12 @@ def qos_table(flows: pd.DataFrame, cnps: pd.DataFrame) -> Table:
 
 def entropy_table(flows: pd.DataFrame) -> Table:
     """UDP source ports per host pair: ECMP spreads QPs only if their source ports differ."""
-    f = flows.assign(_sport=ints(flows["udp_sport"]), _pk=ints(flows["packets"], 0))
+    headers = ["host pair", "QPs", "distinct source ports", "entropy (bits)"]
+    headers += ["most QPs on one port", "that port"]
+    note = "Highlighted: several QPs share one UDP source port, so ECMP hashes them onto one path."
+    if flows.empty or "udp_sport" not in flows:
+        return Table("entropy", headers, [], set(), "No UDP source ports in these results.")
+    f = flows.assign(_sport=ints(flows["udp_sport"]))
     rows, hot = [], []
     for (src, dst), g in f.groupby([f["src_ip"].astype(str), f["dst_ip"].astype(str)]):
         ports = g["_sport"].value_counts()
@@ -145,15 +150,6 @@ def entropy_table(flows: pd.DataFrame) -> Table:
             ]
         )
         hot.append(worst > 1)
-    headers = [
-        "host pair",
-        "QPs",
-        "distinct source ports",
-        "entropy (bits)",
-        "most QPs on one port",
-        "that port",
-    ]
-    note = "Highlighted: several QPs share one UDP source port, so ECMP hashes them onto one path."
     return Table("entropy", headers, rows, {1, 2, 3, 4}, note, hot)
 
 
