@@ -40,11 +40,13 @@ from rocetrace.generate.table import MALFORMED, PFC, ROCE, PacketTable
 
 @dataclass
 class Frames:
-    """Frame bytes of a table, in row order: frame i is flat[offsets[i]:offsets[i]+lengths[i]]."""
+    """Frame bytes of a table, in row order: frame i is flat[offsets[i]:offsets[i]+lengths[i]];
+    with a snap length only the captured bytes are built and `wire` keeps the full lengths."""
 
     flat: np.ndarray
     offsets: np.ndarray
     lengths: np.ndarray
+    wire: np.ndarray
 
     def frame(self, i: int) -> bytes:
         return bytes(self.flat[self.offsets[i] : self.offsets[i] + self.lengths[i]])
@@ -145,9 +147,14 @@ def _group_keys(table: PacketTable) -> np.ndarray:
 
 
 def build_frames(
-    table: PacketTable, encap: Encap, hosts: Hosts, payloads: Sequence[bytes] = ()
+    table: PacketTable,
+    encap: Encap,
+    hosts: Hosts,
+    payloads: Sequence[bytes] = (),
+    snaplen: int = 1 << 30,
 ) -> Frames:
-    """Bytes of every row: RoCE rows through templates, PFC and malformed rows one by one."""
+    """Bytes of every row: RoCE rows through templates, PFC and malformed rows one by one.
+    Bytes past the snap length are never built (header-only captures stay cheap)."""
     n = len(table)
     lengths = np.zeros(n, dtype=np.int64)
     parts: list[tuple[np.ndarray, np.ndarray, Any]] = []
@@ -165,15 +172,19 @@ def build_frames(
         payload = payloads[pid - 1] if pid else default_payload(plen)
         heads, tail, icrcs, icrc_off, flen = _roce_group(rows, encap, hosts, payload)
         lengths[idx] = flen
-        parts.append((idx, heads, (tail, icrcs, icrc_off)))
+        cap = min(flen, snaplen)
+        heads, tail = heads[:, :cap], tail[: max(cap - heads.shape[1], 0)]
+        parts.append((idx, heads, (tail, icrcs, icrc_off if icrc_off + 4 <= cap else -1)))
+    wire = lengths.copy()
+    lengths = np.minimum(lengths, snaplen)
     offsets = np.zeros(n, dtype=np.int64)
     np.cumsum(lengths[:-1], out=offsets[1:]) if n else None
     flat = np.zeros(int(lengths.sum()), dtype=np.uint8)
     empty, none = np.zeros(0, np.uint8), np.zeros(0, np.uint32)
     for idx, heads, rest in parts:
         tail, icrcs, icrc_off = rest if rest else (empty, none, -1)
-        kernels.scatter_frames(flat, offsets[idx], heads, tail, icrcs, icrc_off)
-    return Frames(flat, offsets, lengths)
+        kernels.scatter_frames(flat, offsets[idx], heads[:, :snaplen], tail, icrcs, icrc_off)
+    return Frames(flat, offsets, lengths, wire)
 
 
 def _single_frames(

@@ -74,8 +74,8 @@ PRESETS: dict[str, Scenario] = {
         name="pfc-storm",
         description="The receiver NIC pauses priority 3 for 120 ms (pause refreshed every "
         "300 us, then resume): a PFC storm; the switch propagates the pause to the sender.",
-        ops=("write",), messages=4, message_size=4096, timeout=18, vantage="receiver",
-        pfc_storm=PfcStorm(priority=3, start_us=10.0, duration_us=120_000.0, refresh_us=300.0),
+        ops=("write",), messages=8, message_size=4096, timeout=18, vantage="receiver",
+        pfc_storm=PfcStorm(priority=3, start_us=2.0, duration_us=120_000.0, refresh_us=300.0),
     ),
     "incast": Scenario(
         name="incast",

@@ -66,6 +66,13 @@ def resolve(scenario: str | Scenario, overrides: dict[str, Any]) -> Scenario:
     base = preset(scenario) if isinstance(scenario, str) else scenario
     sc = base.with_overrides(**overrides)
     sc.validate()
+    faults = sc.losses or sc.pfc_storm or sc.ce_rate or sc.kmax_bytes or sc.rnr_naks
+    if sc.bulk and (
+        faults or sc.transport != "RC" or set(sc.ops) != {"write"} or sc.capture_drop_rate
+    ):
+        raise ValueError("the bulk path writes fault-free RC WRITE traffic only; use a preset")
+    if sc.bulk and (sc.vxlan_vni is not None or sc.roce_v1 or sc.ip_version == 6):
+        raise ValueError("the bulk path writes RoCEv2 over IPv4 only")
     return sc
 
 
@@ -91,10 +98,10 @@ def generate(
     if not sc.nanosecond:
         table.cols["ts"] = table["ts"] // 1000 * 1000
     hosts = make_hosts(res.hosts, 6 if (sc.ip_version == 6 or sc.roce_v1) else 4)
-    frames = build_frames(table, encap_of(sc), hosts)
-    table.cols["wire_len"] = frames.lengths.astype(np.uint32)
+    frames = build_frames(table, encap_of(sc), hosts, snaplen=sc.snaplen)
+    table.cols["wire_len"] = frames.wire.astype(np.uint32)
     write_capture(
-        out_path, table["ts"], (frames.flat, frames.offsets, frames.lengths),
+        out_path, table["ts"], (frames.flat, frames.offsets, frames.lengths), wire_lens=frames.wire,
         fmt="pcapng" if sc.fmt == "pcapng" else "pcap",
         nanosecond=sc.nanosecond, snaplen=sc.snaplen,
     )  # fmt: skip

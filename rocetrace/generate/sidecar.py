@@ -22,10 +22,9 @@ STORM_S = 0.1
 
 
 def _sent_counts(all_rows: PacketTable) -> dict[tuple[int, int], int]:
-    keys, counts = np.unique(
-        np.stack([all_rows["conn"], all_rows["role"]]), axis=1, return_counts=True
-    )
-    return {(int(c), int(r)): int(n) for (c, r), n in zip(keys.T, counts, strict=True)}
+    key = (all_rows["conn"].astype(np.int64) + 1) * 8 + all_rows["role"]
+    counts = np.bincount(key)
+    return {(int(k) // 8 - 1, int(k) % 8): int(counts[k]) for k in np.flatnonzero(counts)}
 
 
 def _cnps_by_key(table: PacketTable, hosts: Hosts) -> dict[tuple[str, str, int], np.ndarray]:

@@ -89,6 +89,11 @@ class PacketTable:
         """Rows by index or boolean mask, every column."""
         return PacketTable({k: v[index] for k, v in self.cols.items()})
 
+    def fill(self, **values: object) -> None:
+        """Assign columns in place (scalars broadcast), keeping each column's dtype."""
+        for name, v in values.items():
+            self.cols[name][:] = v
+
     @classmethod
     def empty(cls, n: int) -> PacketTable:
         cols = {k: np.full(n, _DEFAULTS.get(k, 0), dtype=t) for k, t in COLUMNS.items()}
