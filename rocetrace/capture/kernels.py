@@ -33,7 +33,7 @@ def copy_records(
 
 
 @njit(cache=True, nogil=True)
-def gather_field(buf, base, caps, slots, slot, byte_off, span, shift, mask, out, valid):  # type: ignore[no-untyped-def]  # noqa: E501
+def gather_field(buf, base, caps, slots, slot, byte_off, span, shift, mask, out, valid):
     """One Field of one header slot for every frame: big-endian read, shift, mask.
 
     Frames without the header, or whose capture ends inside the field, are left invalid.
@@ -51,7 +51,7 @@ def gather_field(buf, base, caps, slots, slot, byte_off, span, shift, mask, out,
 
 
 @njit(cache=True, nogil=True)
-def address_keys(buf, base, caps, slots, slot, byte_off, width, kind, key_hi, key_lo, key_kind):  # type: ignore[no-untyped-def]  # noqa: E501
+def address_keys(buf, base, caps, slots, slot, byte_off, width, kind, key_hi, key_lo, key_kind):
     """(kind, hi, lo) keys of a 4-, 6- or 16-byte address at byte_off of a header slot."""
     for i in range(len(base)):
         r = np.int64(slots[slot, i])
@@ -70,7 +70,7 @@ def address_keys(buf, base, caps, slots, slot, byte_off, width, kind, key_hi, ke
 
 
 @njit(cache=True, nogil=True)
-def factorize_keys(key_hi, key_lo, key_kind):  # type: ignore[no-untyped-def]
+def factorize_keys(key_hi, key_lo, key_kind):
     """Codes (first-appearance order, -1 for kind 0) and the row of each unique key.
 
     Open addressing on (kind, hi, lo), grown at half load: a few ns per frame.
@@ -100,7 +100,7 @@ def factorize_keys(key_hi, key_lo, key_kind):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _probe(table, mask, key_hi, key_lo, key_kind, i):  # type: ignore[no-untyped-def]
+def _probe(table, mask, key_hi, key_lo, key_kind, i):
     """The slot of row i's key: the one holding an equal key, else the first empty one."""
     h = (key_hi[i] * np.uint64(0x9E3779B97F4A7C15)) ^ key_lo[i] ^ np.uint64(key_kind[i])
     s = np.int64(((h * np.uint64(0xBF58476D1CE4E5B9)) >> np.uint64(17)) & np.uint64(mask))
@@ -108,13 +108,13 @@ def _probe(table, mask, key_hi, key_lo, key_kind, i):  # type: ignore[no-untyped
         j = table[s]
         if j < 0 or (
             key_hi[j] == key_hi[i] and key_lo[j] == key_lo[i] and key_kind[j] == key_kind[i]
-        ):  # noqa: E501
+        ):
             return s
         s = (s + 1) & mask
 
 
 @njit(cache=True, nogil=True)
-def gather_header(buf, base, caps, slots, slot, size, out, avail):  # type: ignore[no-untyped-def]
+def gather_header(buf, base, caps, slots, slot, size, out, avail):
     """Copy the first `size` bytes of one header slot of every frame into a compact matrix.
 
     One pass over the frames per header; the field gathers then read the small matrix.

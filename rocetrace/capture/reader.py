@@ -14,8 +14,17 @@ import pandas as pd
 from rocetrace.capture.records import CORRUPT, LIMIT, PARTIAL, Records, scan
 from rocetrace.capture.source import BlockReader, Opened, Progress, open_capture
 from rocetrace.capture.table import Walked, build_table, walk_records
-from rocetrace.capture.walk import LT_ETHERNET, LT_IPV4, LT_IPV6, LT_RAW, LT_SLL, LT_SLL2
-from rocetrace.capture.walk import ROCE_V1, ROCE_V2, VXLAN_ROCE_V2
+from rocetrace.capture.walk import (
+    LT_ETHERNET,
+    LT_IPV4,
+    LT_IPV6,
+    LT_RAW,
+    LT_SLL,
+    LT_SLL2,
+    ROCE_V1,
+    ROCE_V2,
+    VXLAN_ROCE_V2,
+)
 from rocetrace.errors import UnsupportedLinkType
 from rocetrace.schema import ANOMALIES
 
@@ -79,7 +88,7 @@ def _note_interfaces(info: CaptureInfo, o: Opened) -> None:
     if not SUPPORTED_LINK_TYPES.intersection(info.link_types):
         raise UnsupportedLinkType(
             f"{o.path}: no interface has a supported link type {info.link_types}"
-        )  # noqa: E501
+        )
 
 
 def _count(info: CaptureInfo, rec: Records, w: Walked) -> None:
@@ -117,7 +126,7 @@ def _chunks(
     limit: int | None,
     ports: tuple[int, int],
     progress: Progress | None,
-) -> Iterator[Capture]:  # noqa: E501
+) -> Iterator[Capture]:
     """Scan windows, decode at most `chunk` records at a time, stop at `limit` packets.
 
     Always yields at least one (possibly empty) chunk; the tail is noted after the last.
@@ -150,7 +159,8 @@ def _chunks(
 
 def empty_table() -> pd.DataFrame:
     """A packet table with no rows, in the schema's dtypes."""
-    rec = Records(*[np.empty(0, np.int64) for _ in range(4)], np.empty(0, np.int32))
+    e = np.empty(0, np.int64)
+    rec = Records(e, e, e, e, np.empty(0, np.int32))
     buf = np.empty(0, np.uint8)
     return build_table(buf, rec, 1, walk_records(buf, rec, 0, 0))
 
@@ -171,7 +181,7 @@ def iter_capture(
             raise UnsupportedLinkType(f"{o.path}: link type {o.state.linktype} is not supported")
         yield from _chunks(
             o, stream, block_bytes, chunk_packets, limit, (roce_port, vxlan_port), progress
-        )  # noqa: E501
+        )
 
 
 def read_capture(

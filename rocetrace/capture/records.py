@@ -9,6 +9,7 @@ reads more, or reports an incomplete tail) or after `limit` records.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -24,15 +25,15 @@ _SHB, _IDB, _SPB, _EPB = 0x0A0D0D0A, 1, 3, 6
 @njit(cache=True)
 def rd16(buf: np.ndarray, p: int, big: bool) -> int:
     if big:
-        return (np.int64(buf[p]) << 8) | np.int64(buf[p + 1])
-    return (np.int64(buf[p + 1]) << 8) | np.int64(buf[p])
+        return int((np.int64(buf[p]) << 8) | np.int64(buf[p + 1]))
+    return int((np.int64(buf[p + 1]) << 8) | np.int64(buf[p]))
 
 
 @njit(cache=True)
 def rd32(buf: np.ndarray, p: int, big: bool) -> int:
     if big:
-        return (rd16(buf, p, True) << 16) | rd16(buf, p + 2, True)
-    return (rd16(buf, p + 2, False) << 16) | rd16(buf, p, False)
+        return int((rd16(buf, p, True) << 16) | rd16(buf, p + 2, True))
+    return int((rd16(buf, p + 2, False) << 16) | rd16(buf, p, False))
 
 
 @njit(cache=True)
@@ -42,14 +43,14 @@ def units_to_ns(units: int, tsresol: int) -> int:
         b = tsresol & 0x7F
         whole = units >> b
         frac = units & ((np.int64(1) << b) - 1)
-        return whole * 1_000_000_000 + np.int64(frac * (1e9 / float(np.int64(1) << b)))
+        return int(whole * 1_000_000_000 + np.int64(frac * (1e9 / float(np.int64(1) << b))))
     if tsresol <= 9:
         return units * 10 ** (9 - tsresol)
     return units // 10 ** (tsresol - 9)
 
 
 @njit(cache=True, nogil=True)
-def scan_pcap(buf, pos, big, frac_ns, linktype, limit, out_off, out_cap, out_wire, out_ts, out_lt):  # type: ignore[no-untyped-def]  # noqa: E501
+def scan_pcap(buf, pos, big, frac_ns, linktype, limit, out_off, out_cap, out_wire, out_ts, out_lt):
     """Classic pcap records from `pos`; fills the out arrays when they are long enough."""
     end = len(buf)
     fill = len(out_off) > 0
@@ -77,7 +78,7 @@ def scan_pcap(buf, pos, big, frac_ns, linktype, limit, out_off, out_cap, out_wir
 
 
 @njit(cache=True)
-def _read_idb(buf, p, body_end, big, if_lt, if_res, if_snap, if_offs, n_if):  # type: ignore[no-untyped-def]  # noqa: E501
+def _read_idb(buf, p, body_end, big, if_lt, if_res, if_snap, if_offs, n_if):
     """Register one interface: link type, snap length, if_tsresol and if_tsoffset options."""
     if n_if >= MAX_INTERFACES or body_end - p < 8:
         return n_if
@@ -114,7 +115,7 @@ def scan_pcapng(
     out_wire,
     out_ts,
     out_lt,
-):  # type: ignore[no-untyped-def]  # noqa: E501
+):
     """pcapng blocks from `pos`; state = [big-endian flag, interface count, last ts]."""
     end = len(buf)
     fill = len(out_off) > 0
@@ -145,7 +146,7 @@ def scan_pcapng(
             state[1] = _read_idb(
                 buf, body, body_end, big, if_lt, if_res, if_snap, if_offs, state[1]
             )
-        elif btype == _EPB or btype == _SPB:
+        elif btype in (_EPB, _SPB):
             if n >= limit:
                 return n, pos, LIMIT
             if fill:
@@ -166,7 +167,7 @@ def scan_pcapng(
                     out_wire,
                     out_ts,
                     out_lt,
-                )  # noqa: E501
+                )
             n += 1
         pos += blen
 
@@ -189,7 +190,7 @@ def _fill_packet(
     out_wire,
     out_ts,
     out_lt,
-):  # type: ignore[no-untyped-def]  # noqa: E501
+):
     """One EPB or SPB; an SPB has no timestamp and takes the previous packet's."""
     if epb:
         ifid = rd32(buf, body, big)
@@ -247,16 +248,17 @@ class ScanState:
 
 def _run(
     state: ScanState, buf: np.ndarray, pos: int, limit: int, out: list[np.ndarray]
-) -> tuple[int, int, int]:  # noqa: E501
+) -> tuple[int, int, int]:
     """One kernel pass; a counting pass (empty outputs) works on a copy of the state."""
     s = state
     if s.fmt == "pcap":
-        return scan_pcap(buf, pos, s.big, s.frac_ns, s.linktype, limit, *out)  # type: ignore[no-any-return]
+        return scan_pcap(buf, pos, s.big, s.frac_ns, s.linktype, limit, *out)
     counting = len(out[0]) == 0
     tables = [s.ng, s.if_lt, s.if_res, s.if_snap, s.if_offs]
     if counting:
         tables = [t.copy() for t in tables]
-    return scan_pcapng(buf, pos, *tables, limit, *out)  # type: ignore[no-any-return]
+    kernel: Any = scan_pcapng
+    return kernel(buf, pos, *tables, limit, *out)
 
 
 def scan(state: ScanState, buf: np.ndarray, pos: int, limit: int) -> tuple[Records, int, int]:

@@ -22,7 +22,7 @@ BTH_LEN, ICRC_LEN = 12, 4
 
 
 @njit(cache=True)
-def icrc(buf, b, ip, bth, end, v2, table):  # type: ignore[no-untyped-def]
+def icrc(buf, b, ip, bth, end, v2, table):
     """CRC32 over 8 bytes 0xFF + the packet from the IP header (RoCEv1: GRH) to the ICRC,
     with TOS/TTL/checksum (IPv6: class, flow, hop limit), UDP checksum and BTH byte 4 all
     ones (IBTA A17.3.3)."""
@@ -49,7 +49,7 @@ def icrc(buf, b, ip, bth, end, v2, table):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _le32(buf, q):  # type: ignore[no-untyped-def]
+def _le32(buf, q):
     return (
         np.int64(buf[q])
         | (np.int64(buf[q + 1]) << 8)
@@ -61,7 +61,7 @@ def _le32(buf, q):  # type: ignore[no-untyped-def]
 @njit(cache=True, nogil=True)
 def roce_stage(
     buf, base, caps, sl, roce, lut_off, lut_len, table, payload, icrc_out, status, anomaly
-):  # type: ignore[no-untyped-def]  # noqa: E501
+):
     """BTH, extended headers (THE opcode table as lut_off / lut_len), payload length, ICRC.
 
     roce[:, i] = (IP start, BTH offset, packet end from the length fields, has UDP) or -1.

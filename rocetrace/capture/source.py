@@ -100,7 +100,7 @@ class BlockReader:
 
     def __init__(
         self, opened: Opened, stream: BinaryIO, block: int | None, progress: Progress | None
-    ) -> None:  # noqa: E501
+    ) -> None:
         self.opened, self.stream, self.block, self.progress = opened, stream, block, progress
 
     def next(self, carry: np.ndarray) -> tuple[np.ndarray, bool]:
@@ -121,7 +121,7 @@ def _read_block(stream: BinaryIO, block: int | None) -> np.ndarray:
                 return np.fromfile(stream, dtype=np.uint8)
             return np.frombuffer(stream.read(), dtype=np.uint8)
         buf = np.empty(block, np.uint8)
-        got = stream.readinto(memoryview(buf))  # type: ignore[attr-defined]
+        got = stream.readinto(buf)  # type: ignore[attr-defined]
         return buf[: got or 0]
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise NotACapture(f"corrupt compressed stream ({exc})") from None

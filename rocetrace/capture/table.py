@@ -27,8 +27,15 @@ from rocetrace.capture.layers import (
 )
 from rocetrace.capture.records import Records
 from rocetrace.capture.roce import roce_stage
-from rocetrace.capture.walk import MAX_OFFSET, OTHER, inner_stage, l3_stage, link_stage, new_slots
-from rocetrace.capture.walk import vlan_stage
+from rocetrace.capture.walk import (
+    MAX_OFFSET,
+    OTHER,
+    inner_stage,
+    l3_stage,
+    link_stage,
+    new_slots,
+    vlan_stage,
+)
 from rocetrace.dissectors.icrc import crc32_table
 from rocetrace.dissectors.opcodes import OPCODES, UNKNOWN_OPCODE_NAME
 from rocetrace.schema import ANOMALIES, ENCAPS, ICRC_STATUSES, PACKET_COLUMNS, PACKET_DTYPES
@@ -90,13 +97,13 @@ def walk_records(buf: np.ndarray, rec: Records, roce_port: int, vxlan_port: int)
         w.icrc,
         w.icrc_status,
         w.anomaly,
-    )  # noqa: E501
+    )
     return w
 
 
 def _arrow(
     values: np.ndarray, valid: np.ndarray | None, dtype: pd.ArrowDtype
-) -> pd.api.extensions.ExtensionArray:  # noqa: E501
+) -> pd.api.extensions.ExtensionArray:
     """Wrap numpy values + validity as an Arrow-backed pandas array without copying values."""
     n = len(values)
     bitmap = None
@@ -139,7 +146,7 @@ def compact_headers(buf: np.ndarray, rec: Records, w: Walked) -> dict[str, Compa
 
 def _gather_values(
     heads: dict[str, Compact], n: int, column: str, dtype: pd.ArrowDtype
-) -> tuple[np.ndarray, np.ndarray]:  # noqa: E501
+) -> tuple[np.ndarray, np.ndarray]:
     """One integer column: every (slot, field) source written where that header is present."""
     pa_type = dtype.pyarrow_dtype
     np_type = np.uint8 if pa.types.is_boolean(pa_type) else pa_type.to_pandas_dtype()
@@ -164,14 +171,14 @@ def _gather(heads: dict[str, Compact], n: int, column: str) -> object:
 
 def _categorical(
     codes: np.ndarray, categories: tuple[str, ...] | list[str] | pd.Index
-) -> pd.Categorical:  # noqa: E501
-    cats = categories if isinstance(categories, pd.Index) else list(categories)
+) -> pd.Categorical:
+    cats = categories if isinstance(categories, pd.Index) else pd.Index(list(categories))
     return pd.Categorical.from_codes(codes, categories=cats, validate=False)
 
 
 def _addresses(
     buf: np.ndarray, rec: Records, w: Walked, sources: list[tuple[int, int, int, int]]
-) -> pd.Categorical:  # noqa: E501
+) -> pd.Categorical:
     """Factorize (slot, byte offset, width, kind) addresses into a categorical of text."""
     n = len(rec)
     hi, lo, kind = np.zeros(n, np.uint64), np.zeros(n, np.uint64), np.zeros(n, np.int8)

@@ -21,7 +21,7 @@ VXLAN_ROCE_V2, ENC_PFC, OTHER = (
     ENCAPS.index("vxlan+roce_v2"),
     ENCAPS.index("pfc"),
     ENCAPS.index("other"),
-)  # noqa: E501
+)
 A_TRUNC_ETH = 1 + ANOMALIES.index("truncated_ethernet")
 A_TRUNC_IP = 1 + ANOMALIES.index("truncated_ip")
 A_UNSUPPORTED = 1 + ANOMALIES.index("unsupported_link_type")
@@ -31,18 +31,18 @@ LT_ETHERNET, LT_SLL, LT_SLL2, LT_RAW, LT_IPV4, LT_IPV6 = 1, 113, 276, 101, 228, 
 
 @njit(cache=True)
 def be16(buf: np.ndarray, q: int) -> int:
-    return (np.int64(buf[q]) << 8) | np.int64(buf[q + 1])
+    return int((np.int64(buf[q]) << 8) | np.int64(buf[q + 1]))
 
 
 @njit(cache=True, nogil=True)
-def link_stage(buf, base, caps, lts, sl, p, etype, anomaly):  # type: ignore[no-untyped-def]
+def link_stage(buf, base, caps, lts, sl, p, etype, anomaly):
     """Link-layer header: MAC slots, L3 offset p and EtherType (p = -1 when none)."""
     for i in range(len(base)):
         b, cap, lt = base[i], caps[i], lts[i]
         p[i], need = (
             -1,
             14 if lt == LT_ETHERNET else 16 if lt == LT_SLL else 20 if lt == LT_SLL2 else 1,
-        )  # noqa: E501
+        )
         if lt not in (LT_ETHERNET, LT_SLL, LT_SLL2, LT_RAW, LT_IPV4, LT_IPV6):
             anomaly[i] = A_UNSUPPORTED
         elif cap < need:
@@ -61,7 +61,7 @@ def link_stage(buf, base, caps, lts, sl, p, etype, anomaly):  # type: ignore[no-
 
 
 @njit(cache=True, nogil=True)
-def vlan_stage(buf, base, caps, sl, p, etype, anomaly):  # type: ignore[no-untyped-def]
+def vlan_stage(buf, base, caps, sl, p, etype, anomaly):
     """Step over 802.1Q / QinQ tags; the outermost tag's TCI goes to the VLAN slot."""
     for i in range(len(base)):
         while p[i] >= 0 and etype[i] in (0x8100, 0x88A8, 0x9100):
@@ -74,7 +74,7 @@ def vlan_stage(buf, base, caps, sl, p, etype, anomaly):  # type: ignore[no-untyp
 
 
 @njit(cache=True)
-def ipv6_l4(buf, b, p, cap):  # type: ignore[no-untyped-def]
+def ipv6_l4(buf, b, p, cap):
     """Skip IPv6 extension headers: (L4 offset, protocol), or (-1, -1) if they are cut."""
     nxt, q = np.int64(buf[b + p + 6]), p + 40
     while nxt == 0 or nxt == 43 or nxt == 60 or nxt == 44:
@@ -86,7 +86,7 @@ def ipv6_l4(buf, b, p, cap):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _ip(buf, b, cap, p, etype):  # type: ignore[no-untyped-def]
+def _ip(buf, b, cap, p, etype):
     """(L4 offset, protocol, IP end) of an IPv4 / IPv6 header; L4 -1 if cut, -2 if none."""
     if etype == 0x0800:
         if p + 20 > cap:
@@ -101,7 +101,7 @@ def _ip(buf, b, cap, p, etype):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def l3_stage(buf, base, caps, sl, p, etype, encap, anomaly, roce, ports, inner):  # type: ignore[no-untyped-def]  # noqa: E501
+def l3_stage(buf, base, caps, sl, p, etype, encap, anomaly, roce, ports, inner):
     """PFC, RoCEv1, IP/UDP. roce[:, i] = (IP start, BTH, end from lengths, has UDP) of RoCE
     frames; a VXLAN frame gets p = its inner Ethernet offset, etype = -1."""
     for i in range(len(base)):
@@ -123,7 +123,7 @@ def l3_stage(buf, base, caps, sl, p, etype, encap, anomaly, roce, ports, inner):
                     q + 40,
                     q + 40 + be16(buf, b + q + 4),
                     0,
-                )  # noqa: E501
+                )
         elif et == 0x0800 or et == 0x86DD:
             sl[IP4 if et == 0x0800 else IP6, i] = q
             l4, proto, ip_end = _ip(buf, b, cap, q, et)
@@ -141,13 +141,13 @@ def l3_stage(buf, base, caps, sl, p, etype, encap, anomaly, roce, ports, inner):
                         l4 + 8,
                         min(udp_end, ip_end),
                         1,
-                    )  # noqa: E501
+                    )
                 elif be16(buf, b + l4 + 2) == ports[1] and not inner:
                     p[i], etype[i] = l4 + 16, -1
 
 
 @njit(cache=True, nogil=True)
-def inner_stage(buf, base, caps, sl, p, etype, anomaly):  # type: ignore[no-untyped-def]
+def inner_stage(buf, base, caps, sl, p, etype, anomaly):
     """The Ethernet frame inside VXLAN: its addresses and IP replace the outer ones."""
     for i in range(len(base)):
         q = p[i]

@@ -1,9 +1,98 @@
-"""`rocetrace decode` (placeholder until its issue lands)."""
+"""`rocetrace decode`: a capture file to the packet table (Parquet / CSV), or a summary."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import click
 
+from rocetrace.capture.export import DecodeResult, decode_capture
+
+PREVIEW_COLUMNS = ["frame", "ts_ns", "src_ip", "dst_ip", "opcode_name", "dest_qp", "psn", "anomaly"]
+
 
 @click.command()
-def decode() -> None:
-    """Not implemented yet."""
-    raise click.ClickException("'decode' is not implemented yet")
+@click.argument("capture", type=click.Path(path_type=Path, dir_okay=True))
+@click.option(
+    "-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the packet table here: .parquet (Arrow types kept) or .csv (header = column "
+    "names). Without it, print a summary and the first frames.",
+)  # fmt: skip
+@click.option("--limit", type=click.IntRange(min=1), help="Decode only the first N frames.")
+@click.option(
+    "--roce-port", type=click.IntRange(0, 65535), default=4791, show_default=True,
+    help="UDP destination port of RoCEv2.",
+)  # fmt: skip
+@click.option(
+    "--chunk-packets", type=click.IntRange(min=1), default=1_000_000, show_default=True,
+    help="Frames decoded (and held in memory) at a time.",
+)  # fmt: skip
+def decode(
+    capture: Path, output: Path | None, limit: int | None, roce_port: int, chunk_packets: int
+) -> None:
+    """Decode every frame of CAPTURE into the packet table, one row per frame.
+
+    \b
+    CAPTURE is pcap or pcapng (gzip-compressed too); link types Ethernet, Linux SLL/SLL2
+    and raw IP; RoCEv2 (also inside VXLAN), RoCEv1 and PFC frames are decoded, every other
+    frame stays in the table with its RoCE columns empty, so frame numbers match Wireshark.
+    The output is written chunk by chunk: files larger than memory are fine.
+    Columns, dtypes and meanings: docs/packet-table.md.
+
+    \b
+    Examples:
+      rocetrace decode x.pcap                     summary + first frames
+      rocetrace decode x.pcap.gz -o pk.parquet    packet table for pandas/polars/duckdb
+      rocetrace decode x.pcapng -o pk.csv --limit 1000
+    """
+    with _progress() as progress:
+        result = decode_capture(
+            capture, output, limit=limit, roce_port=roce_port,
+            chunk_packets=chunk_packets, progress=progress,
+        )  # fmt: skip
+    click.echo(summary(result, output))
+
+
+@contextmanager
+def _progress() -> Iterator[Callable[[int, int], None] | None]:
+    """A rich progress bar on stderr, only when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("decoding", total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+def summary(result: DecodeResult, output: Path | None) -> str:
+    """A few lines: what the file was, what was in it, where the table went."""
+    i = result.info
+    lines = [
+        f"{i.path}: {i.format}{' (gzip)' if i.compressed else ''}, link types "
+        f"{i.link_types}, {i.packets} frames ({i.roce_packets} RoCE, "
+        f"{i.truncated_packets} cut by snap length {i.snaplen}, {i.malformed_packets} malformed)",
+    ]
+    if i.incomplete_tail:
+        lines.append(f"incomplete last record: {i.tail_bytes} bytes ignored")
+    if i.anomaly_counts:
+        lines.append(
+            "anomalies: " + ", ".join(f"{k}={v}" for k, v in sorted(i.anomaly_counts.items()))
+        )  # noqa: E501
+    top = ", ".join(f"{k}={v}" for k, v in result.opcodes.most_common(8) if v)
+    if top:
+        lines.append(f"opcodes: {top}")
+    if output is not None:
+        lines.append(f"wrote {output}")
+    elif result.preview is not None and len(result.preview):
+        lines.append(result.preview[PREVIEW_COLUMNS].to_string(index=False))
+    return "\n".join(lines)
