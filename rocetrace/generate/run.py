@@ -115,8 +115,9 @@ def generate(
     }  # fmt: skip
     data["findings"] = expected_findings(data, sc, res)
     path = truth_path(out_path)
-    path.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
-    return Truth(data, path)
+    text = json.dumps(data, indent=1) + "\n"
+    path.write_text(text)
+    return Truth(json.loads(text), path)
 
 
 def _scenario_dict(sc: Scenario) -> dict[str, Any]:
