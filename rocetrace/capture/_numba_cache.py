@@ -2,7 +2,7 @@
 
 Installed packages usually live where the user cannot write, and then every CLI run would
 pay the first-call compile again; the user cache directory is written once per machine.
-The directory is keyed by the package's sources: numba invalidates a cached kernel when its
+The directory is keyed by the capture kernels' sources: numba invalidates a cached kernel when its
 own file changes but not when a kernel it calls in another file does, and a stale callee
 crashes the process.
 """
@@ -16,15 +16,17 @@ from pathlib import Path
 
 import platformdirs
 
-_PACKAGE = Path(__file__).resolve().parent.parent
+_HERE = Path(__file__).resolve().parent
+# The kernels' modules, and the schema whose category codes are compiled into them.
+_KEYED = (*sorted(_HERE.glob("*.py")), _HERE.parent / "schema.py")
 
 
 def _sources_key() -> str:
-    """A short hash of every module's name, size and mtime (a stat per file, no reads)."""
+    """A short hash of the kernel modules' names, sizes and mtimes (a stat per file)."""
     digest = hashlib.sha1()
-    for path in sorted(_PACKAGE.rglob("*.py")):
+    for path in _KEYED:
         st = path.stat()
-        digest.update(f"{path.relative_to(_PACKAGE)}:{st.st_size}:{st.st_mtime_ns};".encode())
+        digest.update(f"{path.name}:{st.st_size}:{st.st_mtime_ns};".encode())
     return digest.hexdigest()[:12]
 
 

@@ -48,7 +48,8 @@ class ParquetSink:
     """Row groups appended per chunk; the schema is fixed by the first chunk."""
 
     def __init__(self, path: Path) -> None:
-        self.path, self.writer = path, None
+        self.path = path
+        self.writer: pq.ParquetWriter | None = None
         self.schema: pa.Schema | None = None
 
     def write(self, table: pa.Table) -> None:
@@ -66,7 +67,8 @@ class CsvSink:
     """CSV with the schema's column names as header; categoricals written as their text."""
 
     def __init__(self, path: Path) -> None:
-        self.path, self.writer = path, None
+        self.path = path
+        self.writer: pacsv.CSVWriter | None = None
 
     def write(self, table: pa.Table) -> None:
         plain = table.cast(
@@ -119,7 +121,9 @@ def decode_capture(
         ):
             if result is None:
                 result = DecodeResult(cap.info, preview=cap.packets.head(PREVIEW_ROWS))
-            result.opcodes.update(cap.packets["opcode_name"].value_counts().to_dict())
+            result.opcodes.update(
+                {str(k): int(v) for k, v in cap.packets["opcode_name"].value_counts().items()}
+            )
             if sink is not None:
                 _write(sink, cap.packets, output)
     finally:
