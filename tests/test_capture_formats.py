@@ -9,15 +9,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from rocetrace.dissectors.bth import BTH
+from rocetrace.dissectors.icrc import compute_icrc, icrc_bytes
+from rocetrace.dissectors.reth import RETH
 from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Dot1Q, Ether
 from scapy.packet import Packet, Raw
 
 from rocetrace.capture import iter_capture, read_capture, write_capture
-from rocetrace.dissectors.bth import BTH
-from rocetrace.dissectors.icrc import compute_icrc, icrc_bytes
-from rocetrace.dissectors.reth import RETH
 
 TS0 = 1_700_000_000_123_456_789
 
@@ -46,7 +46,7 @@ def roce_v2(transport: bytes | None = None, *, payload: bytes = b"\xab" * 8, ipv
         IPv6(src="fd00::1", dst="fd00::2", tc=tos, hlim=7)
         if ipv6
         else IP(src="10.0.0.1", dst="10.0.0.2", tos=tos, ttl=9)
-    )  # noqa: E501
+    )
     body = (transport if transport is not None else bth()) + payload + bytes(4)
     return seal(l2 / ip / UDP(sport=sport, dport=4791) / Raw(body))
 
@@ -61,7 +61,7 @@ def test_pcap_byte_orders_and_resolutions(tmp_path: Path, nanosecond: bool, orde
     frames = [roce_v2(bth(psn=p)) for p in range(5)]
     path = write_capture(
         tmp_path / "x.pcap", frames_ts(5), frames, nanosecond=nanosecond, byteorder=order
-    )  # type: ignore[arg-type]  # noqa: E501
+    )  # type: ignore[arg-type]
     cap = read_capture(path)
     df = cap.packets
     expected = frames_ts(5) if nanosecond else frames_ts(5) // 1000 * 1000
@@ -84,7 +84,7 @@ def _pcapng(
     interfaces: list[tuple[int, int | None]],
     packets: list[tuple[int, int, bytes]],
     spb: bytes | None = None,
-) -> bytes:  # noqa: E501
+) -> bytes:
     """SHB, one IDB per (link type, if_tsresol), EPB (interface, units, frame), optional SPB."""
     out = _block(0x0A0D0D0A, struct.pack(order + "IHHq", 0x1A2B3C4D, 1, 0, -1), order)
     for lt, res in interfaces:
@@ -93,7 +93,7 @@ def _pcapng(
     for ifid, units, frame in packets:
         head = struct.pack(
             order + "IIIII", ifid, units >> 32, units & 0xFFFFFFFF, len(frame), len(frame)
-        )  # noqa: E501
+        )
         out += _block(6, head + frame, order)
     if spb is not None:
         out += _block(3, struct.pack(order + "I", len(spb)) + spb, order)
@@ -103,14 +103,14 @@ def _pcapng(
 @pytest.mark.parametrize("order", ["<", ">"])
 def test_pcapng_interfaces_with_their_own_resolution_and_link_type(
     tmp_path: Path, order: str
-) -> None:  # noqa: E501
+) -> None:
     eth = roce_v2(bth(psn=1))
     raw_ip = eth[14:]  # the same packet on a raw-IP interface
     packets = [
         (0, 1_700_000_000_000_001, eth),
         (1, 1_700_000_000_000_000_002, raw_ip),
         (2, 3 << 20, eth),
-    ]  # noqa: E501
+    ]
     blob = _pcapng(order, [(1, None), (101, 9), (1, 0x80 | 20)], packets, spb=eth)
     path = tmp_path / "x.pcapng"
     path.write_bytes(blob)
