@@ -11,14 +11,14 @@ from pathlib import Path
 
 import numpy as np
 from numba import njit
-
-from rocetrace.capture import write_capture
-from rocetrace.capture.roce import icrc
 from rocetrace.dissectors.aeth import AETH
 from rocetrace.dissectors.bth import BTH
 from rocetrace.dissectors.icrc import crc32_table
 from rocetrace.dissectors.opcodes import OPCODES
 from rocetrace.dissectors.reth import RETH
+
+from rocetrace.capture import write_capture
+from rocetrace.capture.roce import icrc
 
 ETH, IP, UDP = 14, 20, 8
 BTH_AT = ETH + IP + UDP
@@ -63,7 +63,7 @@ def _seal(frames, width, caps, wires, table):  # type: ignore[no-untyped-def]
 
 def synth_capture(
     path: Path, n: int = 1_000_000, snaplen: int = 128, qps: int = 16, seed: int = 1
-) -> Path:  # noqa: E501
+) -> Path:
     """Write an n-packet capture; returns its path."""
     rng = np.random.default_rng(seed)
     weights = np.array([w for _, _, w in MIX], float)

@@ -87,7 +87,7 @@ def summary(result: DecodeResult, output: Path | None) -> str:
     if i.anomaly_counts:
         lines.append(
             "anomalies: " + ", ".join(f"{k}={v}" for k, v in sorted(i.anomaly_counts.items()))
-        )  # noqa: E501
+        )
     top = ", ".join(f"{k}={v}" for k, v in result.opcodes.most_common(8) if v)
     if top:
         lines.append(f"opcodes: {top}")
