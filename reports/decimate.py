@@ -12,7 +12,7 @@ import math
 import numpy as np
 from rocetrace.reports.psn import signed_delta
 
-DEFAULT_BUDGET = 8_000  # points of one flow's sent-packet traces
+DEFAULT_BUDGET = 4_000  # points of one flow's sent-packet traces: ~4 per pixel of width
 
 
 def breaks(psn: np.ndarray, read_request: np.ndarray | None = None) -> np.ndarray:

@@ -129,6 +129,12 @@ def _of_flow(table: pd.DataFrame, fid: int) -> pd.DataFrame:
     return table[ints(table["flow_id"]) == fid] if len(table) else table
 
 
+def _mode_text(mode: object) -> str:
+    if not isinstance(mode, str) or mode == "none":
+        return "no retransmissions"
+    return f"recovery: {mode}"
+
+
 def psn_section(ctx: Context) -> Section:
     """One tcptrace-style graph per top flow."""
     a = ctx.analysis
@@ -143,7 +149,7 @@ def psn_section(ctx: Context) -> Section:
                 str(ctx.keys.get(fid, fid)),
                 str(flow.get("role", "")),
                 f"{int(flow['packets']):,} packets",
-                str(flow.get("retransmission_mode", "")),
+                _mode_text(flow.get("retransmission_mode")),
             ]
         )
         sec.figures.append(figure_block(psn_figure(graph, title), f"fig-psn-{fid}", f"psn-{fid}"))

@@ -7,7 +7,6 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-import pandas as pd
 import plotly
 import pytest
 from rocetrace.reports import render_report, terminal_summary
