@@ -47,7 +47,8 @@ def frames_to_arrays(frames: Frames) -> FrameArrays:
 def _u32(values: np.ndarray, order: str) -> np.ndarray:
     """uint32 words in the file's byte order, viewed as bytes (n, 4 * k)."""
     words = np.ascontiguousarray(values, dtype=np.dtype(order + "u4"))
-    return words.view(np.uint8).reshape(len(words), -1)
+    width = 4 * (words.shape[1] if words.ndim == 2 else 1)
+    return words.view(np.uint8).reshape(len(words), width)
 
 
 def _pcap_file(
