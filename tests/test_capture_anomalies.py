@@ -21,7 +21,7 @@ def test_snap_length_cuts(tmp_path: Path) -> None:
     """Cut in the payload, inside RETH, inside the BTH: decode as far as the bytes go."""
     write = roce_v2(
         bth(0x06, psn=1) + RETH.encode(va=5, r_key=6, dma_length=4096), payload=bytes(64)
-    )  # noqa: E501
+    )
     frames = [write, write[:66], write[:50]]  # RETH is bytes 54..70, BTH 42..54
     wire = [len(write)] * 3
     path = write_capture(tmp_path / "x.pcap", frames_ts(3), frames, wire_lens=wire)
@@ -101,7 +101,7 @@ def test_pcapng_unsupported_interface_is_counted(tmp_path: Path) -> None:
     path = tmp_path / "x.pcapng"
     path.write_bytes(
         _pcapng("<", [(1, None), (197, None)], [(0, 1, roce_v2()), (1, 2, b"\x00" * 30)])
-    )  # noqa: E501
+    )
     cap = read_capture(path)
     assert cap.packets["anomaly"].tolist()[1] == "unsupported_link_type"
     assert cap.info.anomaly_counts == {"unsupported_link_type": 1} and cap.info.packets == 2
@@ -121,7 +121,7 @@ def test_header_only_and_corrupt_record(tmp_path: Path) -> None:
 def test_limit_and_progress(tmp_path: Path) -> None:
     path = write_capture(
         tmp_path / "x.pcap", frames_ts(10), [roce_v2(bth(psn=p)) for p in range(10)]
-    )  # noqa: E501
+    )
     calls: list[tuple[int, int]] = []
     cap = read_capture(path, limit=4, progress=lambda done, total: calls.append((done, total)))
     assert cap.packets["psn"].tolist() == [0, 1, 2, 3] and not cap.info.incomplete_tail

@@ -21,7 +21,7 @@ def _plain(df: pd.DataFrame) -> pd.DataFrame:
     """Categoricals as objects, so tables whose category lists differ compare by value."""
     return df.astype(
         {c: object for c in df.columns if isinstance(df[c].dtype, pd.CategoricalDtype)}
-    )  # noqa: E501
+    )
 
 
 @pytest.mark.parametrize("fmt", ["pcap", "pcapng"])

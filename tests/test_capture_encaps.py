@@ -40,7 +40,7 @@ def test_ipv4_fields_vlan_and_qinq(tmp_path: Path) -> None:
         0x12,
         5,
         0xFFFF,
-    )  # noqa: E501
+    )
     assert row.payload_len == 8 and row.icrc_status == "ok"
 
 
@@ -57,7 +57,7 @@ def test_bth_flags_and_extended_headers(tmp_path: Path) -> None:
         True,
         False,
         True,
-    )  # noqa: E501
+    )
     assert (a.aeth_syndrome, a.aeth_msn, a.payload_len) == (0x60, 77, 0)
     assert pd.isna(a.reth_va) and pd.isna(a.deth_qkey)
     assert (u.opcode_name, u.deth_qkey, u.deth_src_qp, u.immdt) == (
@@ -65,7 +65,7 @@ def test_bth_flags_and_extended_headers(tmp_path: Path) -> None:
         0x11111111,
         0x2A,
         0xCAFE,
-    )  # noqa: E501
+    )
 
 
 def test_ipv4_options_and_ipv6(tmp_path: Path) -> None:
@@ -74,7 +74,7 @@ def test_ipv4_options_and_ipv6(tmp_path: Path) -> None:
         / IP(src="1.2.3.4", dst="5.6.7.8", options=[IPOption_NOP()] * 4)
         / UDP(dport=4791)
         / Raw(bth(psn=9) + bytes(4))
-    )  # noqa: E501
+    )
     df = decode(tmp_path, [opts, roce_v2(bth(psn=10), ipv6=True, tos=0x03)])
     assert df["psn"].tolist() == [9, 10]
     assert df["src_ip"].astype(str).tolist() == ["1.2.3.4", "fd00::1"]
@@ -92,13 +92,13 @@ def test_sll_sll2_and_raw_ip(tmp_path: Path) -> None:
         + struct.pack(">IHBB", 2, 1, 0, 6)
         + bytes.fromhex("02000000000a")
         + bytes(2)
-    )  # noqa: E501
+    )
     for linktype, head, mac in (
         (113, sll, "02:00:00:00:00:09"),
         (276, sll2, "02:00:00:00:00:0a"),
         (101, b"", None),
         (228, b"", None),
-    ):  # noqa: E501
+    ):
         df = decode(tmp_path, [head + ip], linktype=linktype)
         row = df.iloc[0]
         assert (row.psn, row.src_ip, row.icrc_status) == (3, "10.0.0.1", "ok"), linktype
@@ -136,7 +136,7 @@ def test_vxlan_inner_flow(tmp_path: Path) -> None:
         / IP(src="192.168.0.1", dst="192.168.0.2", tos=0)
         / UDP(dport=4789)
         / Raw(struct.pack(">II", 0x08000000, 42 << 8) + inner)
-    )  # noqa: E501
+    )
     row = decode(tmp_path, [bytes(outer)]).iloc[0]
     assert (row.encap, row.psn, row.dest_qp) == ("vxlan+roce_v2", 77, 0x99)
     assert (row.src_ip, row.src_mac, row.dscp) == ("10.0.0.1", "02:00:00:00:00:01", 26)
@@ -146,7 +146,7 @@ def test_vxlan_inner_flow(tmp_path: Path) -> None:
 def test_pfc_and_non_roce_frames_stay(tmp_path: Path) -> None:
     pfc = Ether(dst="01:80:c2:00:00:01", type=0x8808) / Raw(
         PFC.encode(opcode=0x0101, class_enable=0x08, quanta_3=0xFFFF)
-    )  # noqa: E501
+    )
     arp = Ether() / ARP()
     plain_udp = Ether() / IP() / UDP(dport=53) / Raw(b"x" * 20)
     df = decode(tmp_path, [bytes(pfc), bytes(arp), bytes(plain_udp), roce_v2()])
@@ -156,7 +156,7 @@ def test_pfc_and_non_roce_frames_stay(tmp_path: Path) -> None:
         df["pfc_class_enable"][0],
         df["pfc_quanta_3"][0],
         df["pfc_quanta_0"][0],
-    ) == (0x0101, 8, 0xFFFF, 0)  # noqa: E501
+    ) == (0x0101, 8, 0xFFFF, 0)
     assert df["opcode"].isna().tolist() == [True, True, True, False]
     assert df["udp_dport"].tolist()[2] == 53
     assert df["anomaly"].isna().all()
