@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -20,7 +21,6 @@ import pyarrow.parquet as pq
 from rocetrace.capture.reader import CaptureInfo, iter_capture
 from rocetrace.capture.source import Progress
 from rocetrace.errors import OutputError
-from rocetrace.schema import PACKET_COLUMN_NAMES
 
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
 PREVIEW_ROWS = 10
@@ -55,7 +55,12 @@ class ParquetSink:
     def write(self, table: pa.Table) -> None:
         if self.writer is None:
             self.schema = table.schema
-            self.writer = pq.ParquetWriter(self.path, table.schema, compression="zstd")
+            # Dictionary pages only for the categorical columns: integers (PSNs, times)
+            # rarely repeat, and snappy keeps writing as fast as decoding.
+            dicts = [f.name for f in table.schema if pa.types.is_dictionary(f.type)]
+            self.writer = pq.ParquetWriter(
+                self.path, table.schema, compression="snappy", use_dictionary=dicts
+            )
         self.writer.write_table(table.cast(self.schema))
 
     def close(self) -> None:
@@ -115,26 +120,34 @@ def decode_capture(
     """Decode a capture; write the packet table to `output` (Parquet / CSV) chunk by chunk."""
     sink = open_sink(output) if output is not None else None
     result: DecodeResult | None = None
-    try:
-        for cap in iter_capture(
-            path, chunk_packets=chunk_packets, roce_port=roce_port, limit=limit, progress=progress
-        ):
-            if result is None:
-                result = DecodeResult(cap.info, preview=cap.packets.head(PREVIEW_ROWS))
-            result.opcodes.update(
-                {str(k): int(v) for k, v in cap.packets["opcode_name"].value_counts().items()}
-            )
+    # One writer thread: chunk i is written while chunk i+1 decodes (both release the GIL).
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending: Future[None] | None = None
+        try:
+            for cap in iter_capture(
+                path, chunk_packets=chunk_packets, roce_port=roce_port, limit=limit,
+                progress=progress,
+            ):  # fmt: skip
+                if result is None:
+                    result = DecodeResult(cap.info, preview=cap.packets.head(PREVIEW_ROWS))
+                counts = cap.packets["opcode_name"].value_counts()
+                result.opcodes.update({str(k): int(v) for k, v in counts.items()})
+                if sink is not None:
+                    _wait(pending, output)
+                    pending = pool.submit(sink.write, arrow_table(cap.packets))
+            _wait(pending, output)
+        finally:
             if sink is not None:
-                _write(sink, cap.packets, output)
-    finally:
-        if sink is not None:
-            sink.close()
+                sink.close()
     assert result is not None  # iter_capture yields at least one chunk
     return result
 
 
-def _write(sink: Sink, df: pd.DataFrame, output: Path | None) -> None:
+def _wait(pending: Future[None] | None, output: Path | None) -> None:
+    """Let the previous chunk's write finish; a failed write is an OutputError."""
+    if pending is None:
+        return
     try:
-        sink.write(arrow_table(df[list(PACKET_COLUMN_NAMES)]))
+        pending.result()
     except OSError as exc:
         raise OutputError(f"{output}: write failed ({exc})") from None

@@ -119,17 +119,18 @@ def _arrow(
 
 @dataclass
 class Compact:
-    """One header slot's leading bytes for every frame, as a (frames, size) matrix."""
+    """One header slot's leading bytes for the frames that have it, as a (k, size) matrix."""
 
     flat: np.ndarray
     base: np.ndarray
     avail: np.ndarray
-    present: np.ndarray  # int16 slot row: 0 where the header is, -1 where not
+    present: np.ndarray  # int16 (1, k) of zeros: "the header starts at 0 of the row"
+    rows: np.ndarray | None  # which frames (None: all of them)
 
 
 def compact_headers(buf: np.ndarray, rec: Records, w: Walked) -> dict[str, Compact]:
-    """Copy every gathered header's bytes out of the frames once per header slot."""
-    n = len(rec)
+    """Copy every gathered header's bytes out of the frames once per header slot; headers no
+    frame of the chunk has are left out."""
     sizes: dict[str, int] = {}
     for sources in COLUMN_SOURCES.values():
         for slot, name in sources:
@@ -137,36 +138,76 @@ def compact_headers(buf: np.ndarray, rec: Records, w: Walked) -> dict[str, Compa
             sizes[slot] = max(sizes.get(slot, 0), f.byte_offset + f.byte_span)
     out: dict[str, Compact] = {}
     for slot, size in sizes.items():
-        mat, avail = np.zeros((n, size), np.uint8), np.full(n, -1, np.int64)
-        gather_header(buf, rec.offset, rec.cap_len, w.slots, SLOT_OF[slot], size, mat, avail)
-        present = np.where(avail >= 0, 0, -1).astype(np.int16).reshape(1, n)
-        out[slot] = Compact(mat.reshape(-1), np.arange(n, dtype=np.int64) * size, avail, present)
+        where = w.slots[SLOT_OF[slot]]
+        rows: np.ndarray | None = np.flatnonzero(where >= 0)
+        if rows is None or len(rows) == 0:
+            continue
+        if len(rows) == len(rec):
+            rows, base, caps, at = None, rec.offset, rec.cap_len, where
+        else:
+            base, caps, at = rec.offset[rows], rec.cap_len[rows], where[rows]
+        k = len(base)
+        mat, avail = np.zeros((k, size), np.uint8), np.full(k, -1, np.int64)
+        gather_header(buf, base, caps, at.reshape(1, k), 0, size, mat, avail)
+        zeros = np.zeros((1, k), np.int16)
+        out[slot] = Compact(
+            mat.reshape(-1), np.arange(k, dtype=np.int64) * size, avail, zeros, rows
+        )
     return out
 
 
 def _gather_values(
     heads: dict[str, Compact], n: int, column: str, dtype: pd.ArrowDtype
-) -> tuple[np.ndarray, np.ndarray]:
-    """One integer column: every (slot, field) source written where that header is present."""
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """One integer column: every (slot, field) source written where that header is present;
+    None when no frame has any of them."""
+    sources = [(slot, name) for slot, name in COLUMN_SOURCES[column] if slot in heads]
+    if not sources:
+        return None
     pa_type = dtype.pyarrow_dtype
     np_type = np.uint8 if pa.types.is_boolean(pa_type) else pa_type.to_pandas_dtype()
-    out = np.zeros(n, dtype=np_type)
-    valid = np.zeros(n, dtype=np.bool_)
-    for slot, name in COLUMN_SOURCES[column]:
+    out, valid = np.zeros(n, dtype=np_type), np.zeros(n, dtype=np.bool_)
+    for slot, name in sources:
         f, h = header_of(slot).field(name), heads[slot]
         args = (0, f.byte_offset, f.byte_span, f.shift, np.uint64(f.mask))
-        gather_field(h.flat, h.base, h.avail, h.present, *args, out, valid)
+        if h.rows is None:
+            gather_field(h.flat, h.base, h.avail, h.present, *args, out, valid)
+            continue
+        part, part_valid = np.zeros(len(h.rows), np_type), np.zeros(len(h.rows), np.bool_)
+        gather_field(h.flat, h.base, h.avail, h.present, *args, part, part_valid)
+        out[h.rows], valid[h.rows] = (
+            np.where(part_valid, part, out[h.rows]),
+            valid[h.rows] | part_valid,
+        )
     return out, valid
 
 
-def _gather(heads: dict[str, Compact], n: int, column: str) -> object:
+def _null_column(n: int, dtype: object, zeros: np.ndarray) -> object:
+    """An all-null column; its buffers are views of one shared zero buffer (read-only)."""
+    if dtype == "category":
+        return _categorical(np.full(n, -1, np.int8), pd.Index(np.empty(0, np.uint64)))
+    pa_type = dtype.pyarrow_dtype  # type: ignore[attr-defined]
+    width = 1 if pa.types.is_boolean(pa_type) else pa_type.bit_width // 8
+    data = (
+        zeros[: (n + 7) // 8] if width == 1 and pa.types.is_boolean(pa_type) else zeros[: n * width]
+    )
+    bitmap = pa.py_buffer(zeros[: (n + 7) // 8])
+    arr = pa.Array.from_buffers(pa_type, n, [bitmap, pa.py_buffer(data)], null_count=n)
+    return pd.arrays.ArrowExtensionArray(arr)
+
+
+def _gather(heads: dict[str, Compact], n: int, column: str, zeros: np.ndarray) -> object:
     """An integer column as Arrow-backed nullable ints, or as an integer categorical."""
     dtype = PACKET_DTYPES[column]
+    as_arrow: pd.ArrowDtype = pd.ArrowDtype(pa.uint64()) if dtype == "category" else dtype  # type: ignore[assignment]
+    gathered = _gather_values(heads, n, column, as_arrow)
+    if gathered is None:
+        return _null_column(n, dtype, zeros)
+    values, valid = gathered
     if dtype == "category":
-        values, valid = _gather_values(heads, n, column, pd.ArrowDtype(pa.uint64()))
         codes, first = factorize_keys(np.zeros(n, np.uint64), values, valid.astype(np.int8))
         return _categorical(codes, pd.Index(values[first]))
-    return _arrow(*_gather_values(heads, n, column, dtype), dtype)  # type: ignore[arg-type]
+    return _arrow(values, valid, dtype)  # type: ignore[arg-type]
 
 
 def _categorical(
@@ -204,7 +245,11 @@ def build_table(buf: np.ndarray, rec: Records, first_frame: int, w: Walked) -> p
     u32: pd.ArrowDtype = PACKET_DTYPES["icrc"]  # type: ignore[assignment]
     u16: pd.ArrowDtype = PACKET_DTYPES["payload_len"]  # type: ignore[assignment]
     heads = compact_headers(buf, rec, w)
-    op, op_valid = _gather_values(heads, n, "opcode", PACKET_DTYPES["opcode"])  # type: ignore[arg-type]
+    zeros = np.zeros(n * 8 + 8, np.uint8)
+    op, op_valid = _gather_values(heads, n, "opcode", PACKET_DTYPES["opcode"]) or (  # type: ignore[arg-type]
+        np.zeros(n, np.uint8),
+        np.zeros(n, np.bool_),
+    )
     special: dict[str, object] = {
         "frame": np.arange(first_frame, first_frame + n, dtype=np.uint32),
         "ts_ns": rec.ts_ns,
@@ -223,7 +268,7 @@ def build_table(buf: np.ndarray, rec: Records, first_frame: int, w: Walked) -> p
         "anomaly": _categorical(w.anomaly.astype(np.int16) - 1, ANOMALIES),
     }
     cols = {
-        c.name: special[c.name] if c.name in special else _gather(heads, n, c.name)
+        c.name: special[c.name] if c.name in special else _gather(heads, n, c.name, zeros)
         for c in PACKET_COLUMNS
     }
     return pd.DataFrame(cols, copy=False)
