@@ -33,6 +33,7 @@ UC = TRANSPORTS.index("UC")
 PAIR_SAMPLE = 64  # responses per flow used to pair by PSN space
 PAIR_MAX_DELAY_NS = 1_000_000_000
 GSI_QP = 1  # QP1 carries the CM MADs
+NAK_VOTE = 4
 
 
 @dataclass
@@ -90,8 +91,9 @@ def _mtus(pp: Prepared, flow_id: np.ndarray, n_flows: int) -> np.ndarray:
 
 
 def _psn_scores(pp: Prepared, flow_id: np.ndarray) -> pd.DataFrame:
-    """Candidate (response flow, request flow, matches): responses repeating a request PSN
-    of the reverse direction that was sent shortly before."""
+    """Candidate (response flow, request flow, votes). A response repeats the PSN of a request
+    sent the other way; when several QPs use the same PSNs, responses come back in the order
+    the requests went out, so the k-th response with a PSN answers the k-th request with it."""
     resp_mask = (flow_id >= 0) & (
         np.isin(pp.kind, (ACK, ATOMIC_ACK))
         | ((pp.kind == READ_RESPONSE) & np.isin(pp.position, (POS_FIRST, POS_ONLY)))
@@ -100,17 +102,39 @@ def _psn_scores(pp: Prepared, flow_id: np.ndarray) -> pd.DataFrame:
         {"r": flow_id[resp_mask], "a": pp.dst[resp_mask], "b": pp.src[resp_mask]}
         | {"psn": pp.psn[resp_mask], "t": pp.ts[resp_mask]}
     )
-    resp = resp[resp.groupby("r").cumcount() < PAIR_SAMPLE]
+    resp = resp[resp.groupby("r").cumcount() < PAIR_SAMPLE].drop_duplicates(["r", "psn"])
     req_mask = (flow_id >= 0) & (pp.kind == REQUEST) & (pp.transport != UD)
     req = pd.DataFrame(
         {"q": flow_id[req_mask], "a": pp.src[req_mask], "b": pp.dst[req_mask]}
         | {"psn": pp.psn[req_mask], "tq": pp.ts[req_mask]}
     )
     req = req[req["psn"].isin(resp["psn"].unique())].drop_duplicates(["q", "psn"])
-    m = resp.merge(req, on=["a", "b", "psn"])
+    resp["k"] = resp.groupby(["a", "b", "psn"]).cumcount()
+    req["k"] = req.groupby(["a", "b", "psn"]).cumcount()
+    m = resp.merge(req, on=["a", "b", "psn", "k"])
     dt = m["t"] - m["tq"]
     m = m[(dt >= 0) & (dt <= PAIR_MAX_DELAY_NS)]
-    return m.groupby(["r", "q"]).size().reset_index(name="n")
+    votes = m.groupby(["r", "q"]).size().reset_index(name="n")
+    return pd.concat([votes, _nak_votes(pp, flow_id)], ignore_index=True)
+
+
+def _nak_votes(pp: Prepared, flow_id: np.ndarray) -> pd.DataFrame:
+    """A NAK is answered by a resend of its PSN: only the refused QP sends that PSN again
+    after the NAK (strong evidence, worth several ACK matches)."""
+    nak_mask = (flow_id >= 0) & np.isin(pp.kind, (NAK, RNR_NAK))
+    naks = pd.DataFrame(
+        {"r": flow_id[nak_mask], "a": pp.dst[nak_mask], "b": pp.src[nak_mask]}
+        | {"psn": pp.psn[nak_mask], "t": pp.ts[nak_mask]}
+    ).drop_duplicates(["r", "psn"])
+    req_mask = (flow_id >= 0) & (pp.kind == REQUEST) & np.isin(pp.psn, naks["psn"].unique())
+    req = pd.DataFrame(
+        {"q": flow_id[req_mask], "a": pp.src[req_mask], "b": pp.dst[req_mask]}
+        | {"psn": pp.psn[req_mask], "tq": pp.ts[req_mask]}
+    )
+    m = naks.merge(req, on=["a", "b", "psn"])
+    dt = m["tq"] - m["t"]
+    m = m[(dt >= 0) & (dt <= PAIR_MAX_DELAY_NS)].drop_duplicates(["r", "q", "psn"])
+    return (m.groupby(["r", "q"]).size() * NAK_VOTE).reset_index(name="n")
 
 
 def _greedy_pairs(scores: pd.DataFrame, sport: np.ndarray) -> list[tuple[int, int]]:

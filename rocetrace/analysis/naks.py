@@ -26,9 +26,12 @@ _CODE_KIND |= {3: "remote_operational_error", 4: "invalid_rd_request"}
 NAK_COLUMNS = ["frame", "ts_ns", "flow_id", "nak_flow_id", "kind", "psn", "rnr_timer_us", "stale"]
 
 
-def ack_progress(pp: Prepared, model: FlowModel) -> pd.DataFrame:
+def ack_progress(
+    pp: Prepared, model: FlowModel, redone: dict[int, int] | None = None
+) -> pd.DataFrame:
     """Per ACK / NAK / RNR NAK frame (by frame index): the flow it is about, the PSN it
-    acknowledges (a NAK: everything before its PSN), the highest PSN acknowledged so far
+    acknowledges (a NAK: everything before its PSN; `redone` overrides that per frame index
+    when the requester restarted the message instead), the highest PSN acknowledged so far
     (`acked`, raw 24-bit) and whether it is `stale` (acknowledges nothing new)."""
     kinds = (ACK, ATOMIC_ACK, NAK, RNR_NAK)
     idx = np.flatnonzero(np.isin(pp.kind, kinds) & (model.flow_id >= 0))
@@ -36,6 +39,8 @@ def ack_progress(pp: Prepared, model: FlowModel) -> pd.DataFrame:
     about = model.pair[model.flow_id[idx]]
     nak = np.isin(pp.kind[idx], (NAK, RNR_NAK))
     psn = np.where(nak, (pp.psn[idx] - 1) % PSN_MOD, pp.psn[idx])
+    for i, first in (redone or {}).items():
+        psn[np.searchsorted(idx, i)] = (first - 1) % PSN_MOD
     s = build_stream(idx, about, psn, np.ones(len(idx), np.int64))
     acked = np.maximum(s.high_before, s.end) % PSN_MOD
     out = pd.DataFrame({"idx": s.idx, "flow_id": s.flow, "ts_ns": pp.ts[s.idx], "acked": acked})

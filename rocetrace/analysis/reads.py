@@ -16,6 +16,9 @@ from rocetrace.analysis.gaps import Stream
 from rocetrace.analysis.prepared import Prepared, psn_delta
 
 WINDOW = 1 << 20  # PSNs this far beyond the re-asked one count as "later"
+# A re-issue caused by a later response follows it within a round trip; one that comes
+# later than this after it was the ACK timer (4.096 us * 2^4, below any usual timeout).
+REACTION_NS = 65_536
 
 
 def _claims(
@@ -34,13 +37,24 @@ def _claims(
     return owner
 
 
-def _later_seen(pp: Prepared, model: FlowModel, i: int, flow: int, progress: pd.DataFrame) -> bool:
-    """Had a response beyond the re-asked PSN (or an ACK of it) reached the capture first?"""
-    before = (model.flow_id == flow) & (pp.frame < pp.frame[i])
+def _later_seen(
+    pp: Prepared, model: FlowModel, i: int, since: int, flow: int, progress: pd.DataFrame
+) -> bool:
+    """Had a response beyond the re-asked PSN (or an ACK of it) reached the capture since the
+    flow's previous re-issue (frame index `since`), just before? Else the requester timed out."""
+    recent = pp.ts >= pp.ts[i] - REACTION_NS
+    before = (
+        (model.flow_id == flow) & (pp.frame < pp.frame[i]) & (pp.frame > pp.frame[since]) & recent
+    )
     d = psn_delta(pp.psn[before], pp.psn[i])
     if ((d > 0) & (d < WINDOW)).any():
         return True
-    acks = progress[(progress["flow_id"] == model.flow_id[i]) & (progress["idx"] < i)]
+    acks = progress[
+        (progress["flow_id"] == model.flow_id[i])
+        & (progress["idx"] < i)
+        & (progress["idx"] > since)
+        & (progress["ts_ns"] >= pp.ts[i] - REACTION_NS)
+    ]
     da = psn_delta(acks["acked"].to_numpy(np.int64), int(pp.psn[i]))
     return bool(((da >= 0) & (da < WINDOW)).any())
 
@@ -68,7 +82,9 @@ def reissue_episodes(
     rows = []
     for k in np.flatnonzero(counts > 0):
         i, f = int(reissues[k]), int(flows[k])
-        trigger = "read_reissue" if _later_seen(pp, model, i, f, progress) else "timeout"
+        earlier = reissues[(reissues < i) & (flows == f)]
+        since = int(earlier.max()) if len(earlier) else 0
+        trigger = "read_reissue" if _later_seen(pp, model, i, since, f, progress) else "timeout"
         rows.append(
             {
                 "flow_id": f,

@@ -13,6 +13,7 @@ import pandas as pd
 
 from rocetrace.analysis.flows import FlowModel
 from rocetrace.analysis.gaps import Stream
+from rocetrace.analysis.naks import ack_progress
 from rocetrace.analysis.prepared import Prepared, psn_delta
 
 EPISODE_COLUMNS = [
@@ -20,6 +21,7 @@ EPISODE_COLUMNS = [
     "packets", "mode", "delay_s", "first_frame", "last_psn", "nak_frame",
 ]  # fmt: skip
 ACK_TIMEOUT_UNIT_S = 4.096e-6
+SR_COVERAGE = 0.5
 
 
 def _shift(a: np.ndarray, fill: object) -> np.ndarray:
@@ -56,6 +58,7 @@ def _episodes(s: Stream, pp: Prepared, ep: np.ndarray) -> pd.DataFrame:
             "ext": s.ext[rows],
             "end": s.end[rows],
             "high": s.high_before[rows],
+            "units": s.end[rows] - s.ext[rows] + 1,
             "jump": (step[rows] != 0) & (ep[rows] == _shift(ep, -2)[rows]),
         }
     )
@@ -71,6 +74,7 @@ def _episodes(s: Stream, pp: Prepared, ep: np.ndarray) -> pd.DataFrame:
         last_ext=("end", "max"),
         high=("high", "first"),
         packets=("ext", "size"),
+        units=("units", "sum"),
         jumps=("jump", "sum"),
     )
     out["start_psn"] = pp.psn[out["idx"].to_numpy()]
@@ -84,6 +88,7 @@ def _assign_triggers(eps: pd.DataFrame, naks: pd.DataFrame) -> pd.DataFrame:
     known["flow_id"] = known["flow_id"].astype(np.int64)
     known = known.rename(columns={"ts_ns": "nak_ts", "frame": "nak_frame", "psn": "nak_raw"})
     known = known.sort_values("nak_ts")[["flow_id", "nak_ts", "nak_frame", "nak_raw", "kind"]]
+    known["nak_ts_exact"] = known["nak_ts"].astype("Int64")  # float64 ns would lose 256 ns
     eps = pd.merge_asof(
         eps, known, left_on="ts_ns", right_on="nak_ts", by="flow_id", direction="backward"
     )
@@ -92,7 +97,7 @@ def _assign_triggers(eps: pd.DataFrame, naks: pd.DataFrame) -> pd.DataFrame:
     eps["trigger"] = np.where(
         fresh, np.where(eps["kind"].astype(object) == "rnr", "rnr", "nak"), "timeout"
     )
-    for col in ("nak_ts", "nak_frame", "nak_raw"):
+    for col in ("nak_ts", "nak_frame", "nak_raw", "nak_ts_exact"):
         eps[col] = eps[col].where(fresh)
     return eps.drop(columns=["kind"])
 
@@ -112,10 +117,18 @@ def _last_acked(eps: pd.DataFrame, progress: pd.DataFrame) -> np.ndarray:
     return merged["acked"].reindex(eps.index).fillna(-1).to_numpy(np.int64)
 
 
+def _requester_view(pp: Prepared, model: FlowModel, eps: pd.DataFrame) -> pd.DataFrame:
+    """ACK progress as the requester saw it: after a NAK it answered with go-back-0, the
+    whole message counts as not acknowledged (it is redone)."""
+    g0 = eps[(eps["mode"] == "go-back-0") & eps["nak_frame"].notna()]
+    index = np.searchsorted(pp.frame, g0["nak_frame"].to_numpy(np.int64))
+    return ack_progress(pp, model, dict(zip(index.tolist(), g0["start_psn"].tolist(), strict=True)))
+
+
 def _modes(eps: pd.DataFrame, s: Stream, ep: np.ndarray, acked: np.ndarray) -> pd.Series:
     """go-back-0: resent PSNs below the expected restart point (NAK PSN or first unacked);
-    selective-repeat: PSNs skipped inside the episode, or stopped short of what was sent
-    and went on with new data; go-back-n otherwise."""
+    selective-repeat: most PSNs of its range skipped, or stopped short of what was sent and
+    went on with new data; go-back-n otherwise."""
     expected = np.where(eps["nak_raw"].notna(), eps["nak_raw"].fillna(0), acked + 1)
     known = eps["nak_raw"].notna().to_numpy() | (acked >= 0)
     below = known & (psn_delta(eps["start_psn"].to_numpy(), expected.astype(np.int64)) < 0)
@@ -123,7 +136,10 @@ def _modes(eps: pd.DataFrame, s: Stream, ep: np.ndarray, acked: np.ndarray) -> p
     next_is_new = (nxt > eps["last_row"].to_numpy()) & (s.flow[nxt] == eps["flow_id"].to_numpy())
     next_is_new &= ep[nxt] < 0
     short = (eps["last_ext"] < eps["high"]).to_numpy() & next_is_new
-    selective = (eps["jumps"] > 0).to_numpy() | short
+    # Resent PSNs skipped inside the episode: selective repeat resends a few PSNs and the
+    # window's last one; a go-back-N whose resends were lost again covers most of its range.
+    coverage = eps["units"] / (eps["last_ext"] - eps["start_ext"] + 1)
+    selective = ((eps["jumps"] > 0) & (coverage < SR_COVERAGE)).to_numpy() | short
     mode = np.where(below, "go-back-0", np.where(selective, "selective-repeat", "go-back-n"))
     ambiguous = ~below & ~selective & (eps["packets"] <= 2).to_numpy()
     return _resolve_ambiguous(pd.Series(mode, index=eps.index), eps["flow_id"], ambiguous)
@@ -133,9 +149,8 @@ def _resolve_ambiguous(mode: pd.Series, flow: pd.Series, ambiguous: np.ndarray) 
     """A one- or two-packet resend reaching the last PSN sent looks the same under go-back-N
     and selective repeat: follow the flow's unambiguous episodes when they agree."""
     clear = mode[~ambiguous]
-    policy = clear.groupby(flow[~ambiguous]).agg(lambda m: m.iloc[0] if m.nunique() == 1 else "")
-    hint = flow.map(policy).fillna("")
-    use = ambiguous & (hint == "selective-repeat").to_numpy()
+    sr = clear.groupby(flow[~ambiguous]).agg(lambda m: bool((m == "selective-repeat").all()))
+    use = ambiguous & flow.map(sr.to_dict()).eq(True).to_numpy()
     return mode.where(~use, "selective-repeat")
 
 
@@ -150,7 +165,7 @@ def _prev_ts_in_flow(pp: Prepared, model: FlowModel) -> np.ndarray:
 
 
 def request_episodes(
-    pp: Prepared, model: FlowModel, s: Stream, naks: pd.DataFrame, progress: pd.DataFrame
+    pp: Prepared, model: FlowModel, s: Stream, naks: pd.DataFrame
 ) -> tuple[pd.DataFrame, np.ndarray]:
     """Episodes of resent requests with trigger, mode and delay, and the frames of READ
     re-issues: episodes that open with a re-sent READ REQUEST and no NAK are not resends of
@@ -166,11 +181,12 @@ def request_episodes(
     eps = eps[~reissue].reset_index(drop=True)
     if eps.empty:
         return _empty(), reissues
-    acked = _last_acked(eps, progress)
-    eps["mode"] = _modes(eps, s, ep, acked)
+    eps["mode"] = _modes(eps, s, ep, np.full(len(eps), -1, np.int64))
+    eps["mode"] = _modes(eps, s, ep, _last_acked(eps, _requester_view(pp, model, eps)))
     prev_ts = _prev_ts_in_flow(pp, model)[eps["idx"].to_numpy()]
     silence = eps["ts_ns"] - prev_ts
-    delay_ns = np.where(eps["trigger"] == "timeout", silence, eps["ts_ns"] - eps["nak_ts"])
+    after_nak = (eps["ts_ns"] - eps["nak_ts_exact"]).fillna(0).to_numpy(np.int64)
+    delay_ns = np.where(eps["trigger"] == "timeout", silence, after_nak)
     eps["delay_s"] = delay_ns / 1e9
     eps["nak_psn"] = eps["nak_raw"].where(eps["trigger"] == "nak")
     return eps, reissues

@@ -28,8 +28,8 @@ FLOW_EXTRAS = (
     "cnp_interval_min_s", "first_ts", "last_ts",
 )  # fmt: skip
 EPISODE_KEYS = (
-    "src_ip", "dst_ip", "dest_qp", "ts", "trigger", "nak_psn", "start_psn", "packets", "mode",
-    "delay_s", "first_frame", "last_psn",
+    "src_ip", "dst_ip", "dest_qp", "ts", "ts_ns", "trigger", "nak_psn", "start_psn", "packets",
+    "mode", "delay_s", "first_frame", "last_psn",
 )  # fmt: skip
 
 

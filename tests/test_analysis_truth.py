@@ -1,0 +1,164 @@
+"""The analysis against the generator's ground truth: every preset and random scenario mixes
+give exactly the truth, field by field (issue 4's summary contract)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rocetrace.analysis.api import analyze
+from rocetrace.generate import PRESETS, Loss, generate
+
+FLOW_FIELDS = (
+    "peer_qp", "role", "packets", "bytes", "first_psn", "last_psn", "retransmitted_packets",
+    "psn_gaps", "naks", "retransmission_mode", "timeouts", "ecn_ce_packets", "cnps",
+    "cnps_without_ce",
+)  # fmt: skip
+EPISODE_FIELDS = (
+    "src_ip", "dst_ip", "dest_qp", "trigger", "nak_psn", "start_psn", "packets", "mode",
+)  # fmt: skip
+CAPTURE_FIELDS = (
+    "packets", "roce_packets", "non_roce_packets", "malformed_packets", "truncated_packets",
+    "incomplete_tail",
+)  # fmt: skip
+
+
+def _key(f: dict[str, Any]) -> tuple[str, str, int]:
+    return f["src_ip"], f["dst_ip"], f["dest_qp"]
+
+
+def differences(got: dict[str, Any], truth: dict[str, Any]) -> list[str]:
+    """Every disagreement between a summary and a truth sidecar, as readable lines."""
+    out = []
+    for k in CAPTURE_FIELDS:
+        if got["capture"][k] != truth["capture"][k]:
+            out.append(f"capture.{k}: got {got['capture'][k]}, truth {truth['capture'][k]}")
+    mine, real = {_key(f): f for f in got["flows"]}, {_key(f): f for f in truth["flows"]}
+    if set(mine) != set(real):
+        out.append(
+            f"flow keys: extra {sorted(set(mine) - set(real))}, "
+            f"missing {sorted(set(real) - set(mine))}"
+        )
+    for key in sorted(set(mine) & set(real)):
+        out += [
+            f"{key}.{k}: got {mine[key][k]}, truth {real[key][k]}"
+            for k in FLOW_FIELDS
+            if mine[key][k] != real[key][k]
+        ]
+    order = lambda e: (e.get("ts_ns", 0), e["src_ip"], e["dst_ip"], e["dest_qp"])  # noqa: E731
+    out += _episode_differences(
+        sorted(got["retransmissions"], key=order), sorted(truth["retransmissions"], key=order)
+    )
+    out += _pfc_differences(got["pfc"], truth["pfc"])
+    return out
+
+
+def _episode_differences(got: list[dict[str, Any]], truth: list[dict[str, Any]]) -> list[str]:
+    if len(got) != len(truth):
+        return [f"episodes: got {len(got)}, truth {len(truth)}: {got} vs {truth}"]
+    out = []
+    for i, (a, b) in enumerate(zip(got, truth, strict=True)):
+        out += [
+            f"episode {i}.{k}: got {a[k]}, truth {b[k]}" for k in EPISODE_FIELDS if a[k] != b[k]
+        ]
+        if abs(a["delay_s"] - b["delay_s"]) > 2e-9 or a["ts_ns"] != b.get("ts_ns", a["ts_ns"]):
+            out.append(
+                f"episode {i} delay/ts: got {a['delay_s']}/{a['ts_ns']}, "
+                f"truth {b['delay_s']}/{b.get('ts_ns')}"
+            )
+    return out
+
+
+def _pfc_differences(got: dict[str, Any], truth: dict[str, Any]) -> list[str]:
+    out = [f"pfc.{k}" for k in ("frames", "pause_frames", "resume_frames") if got[k] != truth[k]]
+    for p, t in truth["by_priority"].items():
+        g = got["by_priority"].get(p, {})
+        for k in ("pause_frames", "resume_frames", "quanta_total"):
+            if g.get(k) != t[k]:
+                out.append(f"pfc[{p}].{k}: got {g.get(k)}, truth {t[k]}")
+        if abs(g.get("paused_s", -1) - t["paused_s"]) > 1e-6:
+            out.append(f"pfc[{p}].paused_s: got {g.get('paused_s')}, truth {t['paused_s']}")
+    return out
+
+
+def _missing_findings(got: dict[str, Any], truth: dict[str, Any]) -> list[str]:
+    codes = {(f["code"], f["flow"]) for f in got["findings"]} | {
+        (f["code"], None) for f in got["findings"]
+    }
+    return [
+        f"finding {f['code']} ({f['flow']})"
+        for f in truth["findings"]
+        if f["certain"] and (f["code"], f["flow"]) not in codes
+    ]
+
+
+def run(tmp_path: Path, scenario: str, seed: int, **overrides: Any) -> tuple[dict, dict]:
+    path = tmp_path / f"{scenario}-{seed}.pcap"
+    truth = generate(scenario, path, seed=seed, **overrides)
+    return analyze(path).summary(), truth.data
+
+
+@pytest.mark.parametrize("scenario", [p for p in PRESETS if p != "bulk"])
+def test_preset_matches_truth(tmp_path: Path, scenario: str) -> None:
+    got, truth = run(tmp_path, scenario, seed=1)
+    assert differences(got, truth) == []
+    assert _missing_findings(got, truth) == []
+
+
+def test_bulk_preset_matches_truth(tmp_path: Path) -> None:
+    got, truth = run(tmp_path, "bulk", seed=2, messages=4, message_size=8192)
+    assert differences(got, truth) == []
+
+
+@pytest.mark.parametrize("vantage", ["sender", "receiver", "mirror"])
+@pytest.mark.parametrize("scenario", ["gbn-loss", "selective-repeat", "read-loss", "tail-timeout"])
+def test_every_vantage_point(tmp_path: Path, scenario: str, vantage: str) -> None:
+    got, truth = run(tmp_path, scenario, seed=3, vantage=vantage)
+    assert differences(got, truth) == []
+
+
+@st.composite
+def scenario_mix(draw: st.DrawFn) -> dict[str, Any]:
+    """A random scenario: ops, policy, vantage, QPs, PSN wrap and a random loss pattern."""
+    ops = draw(
+        st.lists(st.sampled_from(["write", "send", "read", "write_imm"]), min_size=1, max_size=3)
+    )
+    start = draw(st.sampled_from([None, 0xFFFFF0, 0xFFFFFF, 100]))
+    loss = draw(
+        st.one_of(
+            st.builds(Loss, rate=st.floats(0.005, 0.05)),
+            st.builds(Loss, every=st.integers(17, 60)),
+            st.builds(
+                Loss,
+                rate=st.floats(0.01, 0.05),
+                direction=st.just("response"),
+                kind=st.sampled_from(["ack", "read_response", "any"]),
+            ),
+        )
+    )
+    return {
+        "ops": tuple(ops),
+        "recovery": draw(st.sampled_from(["go-back-n", "go-back-0", "selective-repeat"])),
+        "vantage": draw(st.sampled_from(["sender", "receiver", "mirror"])),
+        # Several QPs with one fixed start PSN share a PSN space: real NICs draw each QP's
+        # start PSN at random, and pairing by PSN can only guess then (see the xfail below).
+        "qps": 1 if start is not None else draw(st.integers(1, 3)),
+        "messages": draw(st.integers(2, 6)),
+        "message_size": draw(st.sampled_from([1024, 4096, 8192])),
+        "start_psn": start,
+        "losses": (loss,),
+        "max_packets": 3000,
+    }
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(mix=scenario_mix(), seed=st.integers(0, 1000))
+def test_random_scenarios_match_truth(tmp_path: Path, mix: dict[str, Any], seed: int) -> None:
+    got, truth = run(tmp_path, "clean", seed=seed, **mix)
+    assert differences(got, truth) == []
