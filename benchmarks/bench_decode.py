@@ -69,7 +69,7 @@ def measure(run: Run) -> Run:
     start = time.perf_counter()
     proc = subprocess.Popen(
         run.argv, env=run.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )  # noqa: E501
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     run.seconds = time.perf_counter() - start
     run.peak_rss_mb = usage.ru_maxrss / 1024
@@ -86,7 +86,7 @@ def rocetrace_argv() -> list[str]:
         [exe]
         if exe
         else [sys.executable, "-c", "from rocetrace.cli import entry_point; entry_point()"]
-    )  # noqa: E501
+    )
 
 
 def process_runs(capture: Path, work: Path) -> list[Run]:
@@ -107,7 +107,7 @@ def process_runs(capture: Path, work: Path) -> list[Run]:
                 [tshark, "-r", str(capture), "-T", "fields", *fields],
                 dict(os.environ),
             )
-        )  # noqa: E501
+        )
     runs.append(Run("dpkt loop", [sys.executable, "-c", DPKT_LOOP, str(capture)], dict(os.environ)))
     return runs
 
@@ -138,17 +138,17 @@ def main() -> None:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     subprocess.run(
         [sys.executable, "-c", GENERATE, str(capture), str(args.packets)], env=env, check=True
-    )  # noqa: E501
-    print(
-        f"capture: {capture} ({args.packets} packets, snap 128, {capture.stat().st_size / 1e6:.0f} MB) generated in {time.perf_counter() - start:.1f} s"
-    )  # noqa: E501
+    )
+    size_mb = capture.stat().st_size / 1e6
+    took = time.perf_counter() - start
+    print(f"capture: {capture} ({args.packets} packets, snap 128, {size_mb:.0f} MB), {took:.1f} s")
     runs = [measure(r) for r in process_runs(capture, work)]
     rate, per_packet = in_process(capture)
     print(f"\n{'process':34} {'seconds':>8} {'packets/s':>12} {'peak RSS MB':>12}")
     for r in runs:
         print(
             f"{r.name:34} {r.seconds:8.2f} {args.packets / r.seconds:12,.0f} {r.peak_rss_mb:12.0f}"
-        )  # noqa: E501
+        )
     tshark = next((r for r in runs if r.name.startswith("tshark")), None)
     warm = runs[1]
     if tshark:
