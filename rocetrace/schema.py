@@ -24,7 +24,8 @@ def _arrow(t: pa.DataType) -> pd.ArrowDtype:
     return pd.ArrowDtype(t)
 
 
-U8, U16, U32, U64 = _arrow(pa.uint8()), _arrow(pa.uint16()), _arrow(pa.uint32()), _arrow(pa.uint64())
+U8, U16, U32 = _arrow(pa.uint8()), _arrow(pa.uint16()), _arrow(pa.uint32())
+U64 = _arrow(pa.uint64())
 FLAG = _arrow(pa.bool_())
 CATEGORY = "category"
 
@@ -78,12 +79,17 @@ PACKET_COLUMNS: tuple[Column, ...] = (
     Column("atomic_compare", CATEGORY, "AtomicETH compare data (integer categorical)"),
     Column("atomic_ack_orig", CATEGORY, "AtomicAckETH original remote data (integer categorical)"),
     Column("xrc_srqn", U32, "XRCETH XRC shared receive queue number"),
-    Column("payload_len", U16, "payload bytes after the extended headers, before pad and ICRC (wire length)"),
+    Column(
+        "payload_len", U16, "payload bytes after the extended headers, before pad and ICRC (wire)"
+    ),
     Column("icrc", U32, "ICRC as carried (stored little-endian, shown as an integer)"),
     Column("icrc_status", CATEGORY, "ok | bad | uncheckable (frame cut by the snap length)"),
     Column("pfc_opcode", U16, "MAC control opcode (0x0101 for PFC)"),
     Column("pfc_class_enable", U16, "PFC class-enable vector, bit p for priority p"),
-    *(Column(f"pfc_quanta_{p}", U16, f"PFC pause time of priority {p}, 512-bit-time quanta") for p in range(8)),
+    *(
+        Column(f"pfc_quanta_{p}", U16, f"PFC pause time of priority {p}, in 512-bit-time quanta")
+        for p in range(8)
+    ),
     Column("anomaly", CATEGORY, "named anomaly of this frame, null when none"),
 )
 
