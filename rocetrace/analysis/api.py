@@ -42,7 +42,8 @@ def analyze(
     if isinstance(path_or_capture, pd.DataFrame):
         packets, info = path_or_capture, None
     elif hasattr(path_or_capture, "packets"):
-        packets, info = path_or_capture.packets, path_or_capture.info
+        cap: Any = path_or_capture
+        packets, info = cap.packets, cap.info
     else:
         from rocetrace.capture import read_capture
 

@@ -21,18 +21,18 @@ LIVELOCK_RESTARTS = 3  # go-back-0 restarts from one PSN before we call it a liv
 
 @dataclass
 class Tables:
-    """What the rules read."""
+    """What the rules read (DataFrames, typed Any: rules index rows loosely by label)."""
 
-    flows: pd.DataFrame
-    retransmissions: pd.DataFrame
-    naks: pd.DataFrame
-    cnps: pd.DataFrame
-    pfc_runs: pd.DataFrame
-    low_class_cnps: pd.DataFrame
-    sports: pd.DataFrame
+    flows: Any
+    retransmissions: Any
+    naks: Any
+    cnps: Any
+    pfc_runs: Any
+    low_class_cnps: Any
+    sports: Any
     bad_icrc_frames: list[int]
     capture: dict[str, Any]
-    capture_gaps: pd.DataFrame = field(default_factory=pd.DataFrame)
+    capture_gaps: Any = field(default_factory=pd.DataFrame)
 
 
 def flow_key(row: Any) -> str:

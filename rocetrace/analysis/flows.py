@@ -25,6 +25,7 @@ from rocetrace.analysis.prepared import (
     RNR_NAK,
     TRANSPORTS,
     Prepared,
+    isin_small,
 )
 
 RESPONSE_KINDS = (READ_RESPONSE, ACK, NAK, RNR_NAK, ATOMIC_ACK)
@@ -75,16 +76,23 @@ def _majority(flow_id: np.ndarray, values: np.ndarray, n_flows: int) -> np.ndarr
     out = np.full(n_flows, -1, np.int64)
     if not ok.any():
         return out
-    df = pd.DataFrame({"f": flow_id[ok], "v": values[ok]})
-    counts = df.value_counts().reset_index(name="n").sort_values(["f", "n"], ascending=[1, 0])
-    top = counts.drop_duplicates("f")
-    out[top["f"].to_numpy()] = top["v"].to_numpy()
+    f, v = flow_id[ok], values[ok]
+    width = int(v.max()) + 1
+    if n_flows * width <= 1 << 24:  # small domains (DSCP, PCP, transport): one bincount
+        counts = np.bincount(f * width + v, minlength=n_flows * width).reshape(n_flows, width)
+        best = counts.argmax(axis=1)
+        return np.where(counts.max(axis=1) > 0, best, -1)
+    keys, counts = np.unique((f << 32) | v, return_counts=True)
+    order = np.lexsort((-counts, keys >> 32))
+    first = np.unique(keys[order] >> 32, return_index=True)[1]
+    top = keys[order][first]
+    out[top >> 32] = top & 0xFFFFFFFF
     return out
 
 
 def _mtus(pp: Prepared, flow_id: np.ndarray, n_flows: int) -> np.ndarray:
     """Per flow, the largest FIRST/MIDDLE payload: every such segment is exactly one MTU."""
-    full = (flow_id >= 0) & np.isin(pp.position, (POS_FIRST, POS_MIDDLE)) & (pp.payload_len > 0)
+    full = (flow_id >= 0) & isin_small(pp.position, (POS_FIRST, POS_MIDDLE)) & (pp.payload_len > 0)
     mtu = np.zeros(n_flows, np.int64)
     np.maximum.at(mtu, flow_id[full], pp.payload_len[full])
     return mtu
@@ -95,8 +103,8 @@ def _psn_scores(pp: Prepared, flow_id: np.ndarray) -> pd.DataFrame:
     sent the other way; when several QPs use the same PSNs, responses come back in the order
     the requests went out, so the k-th response with a PSN answers the k-th request with it."""
     resp_mask = (flow_id >= 0) & (
-        np.isin(pp.kind, (ACK, ATOMIC_ACK))
-        | ((pp.kind == READ_RESPONSE) & np.isin(pp.position, (POS_FIRST, POS_ONLY)))
+        isin_small(pp.kind, (ACK, ATOMIC_ACK))
+        | ((pp.kind == READ_RESPONSE) & isin_small(pp.position, (POS_FIRST, POS_ONLY)))
     )
     resp = pd.DataFrame(
         {"r": flow_id[resp_mask], "a": pp.dst[resp_mask], "b": pp.src[resp_mask]}
@@ -121,7 +129,7 @@ def _psn_scores(pp: Prepared, flow_id: np.ndarray) -> pd.DataFrame:
 def _nak_votes(pp: Prepared, flow_id: np.ndarray) -> pd.DataFrame:
     """A NAK is answered by a resend of its PSN: only the refused QP sends that PSN again
     after the NAK (strong evidence, worth several ACK matches)."""
-    nak_mask = (flow_id >= 0) & np.isin(pp.kind, (NAK, RNR_NAK))
+    nak_mask = (flow_id >= 0) & isin_small(pp.kind, (NAK, RNR_NAK))
     naks = pd.DataFrame(
         {"r": flow_id[nak_mask], "a": pp.dst[nak_mask], "b": pp.src[nak_mask]}
         | {"psn": pp.psn[nak_mask], "t": pp.ts[nak_mask]}
@@ -146,7 +154,7 @@ def _greedy_pairs(scores: pd.DataFrame, sport: np.ndarray) -> list[tuple[int, in
     und = pd.DataFrame({"x": lo, "y": hi, "n": scores["n"]}).groupby(["x", "y"]).sum()
     und = und.reset_index()
     und["same_sport"] = sport[und["x"]] == sport[und["y"]]
-    und = und.sort_values(["n", "same_sport", "x", "y"], ascending=[0, 0, 1, 1])
+    und = und.sort_values(["n", "same_sport", "x", "y"], ascending=[False, False, True, True])
     taken: set[int] = set()
     pairs = []
     for x, y in zip(und["x"].tolist(), und["y"].tolist(), strict=True):
@@ -190,10 +198,20 @@ def build_flow_model(pp: Prepared) -> FlowModel:
     return FlowModel(flow_id, src, dst, qp, pair, peer_qp, paired_by, transport, mtu)
 
 
-def _pair_ud(pp, flow_id, src, dst, qp, transport, pair, paired_by, peer_qp) -> None:  # type: ignore[no-untyped-def]
+def _pair_ud(
+    pp: Prepared,
+    flow_id: np.ndarray,
+    src: np.ndarray,
+    dst: np.ndarray,
+    qp: np.ndarray,
+    transport: np.ndarray,
+    pair: np.ndarray,
+    paired_by: np.ndarray,
+    peer_qp: np.ndarray,
+) -> None:
     """UD: the DETH source QP names the peer; its reverse flow is the pair when present."""
     src_qp = _majority(flow_id, np.where(pp.transport == UD, pp.deth_src_qp, -1), len(src))
-    index = {
+    index: dict[tuple[int, int, int], int] = {
         (int(s), int(d), int(q)): f for f, (s, d, q) in enumerate(zip(src, dst, qp, strict=True))
     }
     for f in np.flatnonzero((transport == UD) & (src_qp >= 0)):
@@ -201,7 +219,7 @@ def _pair_ud(pp, flow_id, src, dst, qp, transport, pair, paired_by, peer_qp) -> 
         back = index.get((int(dst[f]), int(src[f]), int(src_qp[f])))
         if back is not None and pair[f] < 0 and pair[back] < 0:
             pair[f], pair[back] = back, f
-            paired_by[[f, back]] = "deth"
+            paired_by[f] = paired_by[back] = "deth"
 
 
 def read_spans(pp: Prepared, model: FlowModel) -> np.ndarray:

@@ -18,10 +18,11 @@ from rocetrace.analysis.prepared import (
     READ_RESPONSE,
     REQUEST,
     Prepared,
+    isin_small,
     psn_delta,
 )
 
-_BIG = np.int64(1) << 42
+BIG = np.int64(1) << 42  # separates flows in one sorted key
 _NONE = np.iinfo(np.int64).min // 4
 
 
@@ -66,7 +67,7 @@ def running_max_before(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
         return values.copy()
     gidx = np.cumsum(starts) - 1
     low = np.minimum.reduceat(values, np.flatnonzero(starts))[gidx]
-    acc = np.maximum.accumulate(values - low + gidx * _BIG) - gidx * _BIG + low
+    acc = np.maximum.accumulate(values - low + gidx * BIG) - gidx * BIG + low
     before = np.empty_like(acc)
     before[1:] = acc[:-1]
     before[starts] = _NONE
@@ -95,7 +96,7 @@ def request_stream(pp: Prepared, model: FlowModel, span: np.ndarray) -> Stream:
 def response_stream(pp: Prepared, model: FlowModel, requests: Stream) -> Stream:
     """READ responses and atomic ACKs (each answers one request PSN); gaps count only READ
     response PSNs skipped within one READ (a later response of it came first)."""
-    idx = np.flatnonzero(np.isin(pp.kind, (READ_RESPONSE, ATOMIC_ACK)) & (model.flow_id >= 0))
+    idx = np.flatnonzero(isin_small(pp.kind, (READ_RESPONSE, ATOMIC_ACK)) & (model.flow_id >= 0))
     s = build_stream(idx, model.flow_id[idx], pp.psn[idx], np.ones(len(idx), np.int64))
     s.gap = _read_gaps(pp, model, requests, s)
     return s

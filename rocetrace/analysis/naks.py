@@ -11,7 +11,7 @@ import pandas as pd
 
 from rocetrace.analysis.flows import FlowModel
 from rocetrace.analysis.gaps import build_stream
-from rocetrace.analysis.prepared import ACK, ATOMIC_ACK, NAK, PSN_MOD, RNR_NAK, Prepared
+from rocetrace.analysis.prepared import ACK, ATOMIC_ACK, NAK, PSN_MOD, RNR_NAK, Prepared, isin_small
 from rocetrace.dissectors.aeth import RNR_TIMER_US
 
 NAK_KINDS = (
@@ -34,10 +34,10 @@ def ack_progress(
     when the requester restarted the message instead), the highest PSN acknowledged so far
     (`acked`, raw 24-bit) and whether it is `stale` (acknowledges nothing new)."""
     kinds = (ACK, ATOMIC_ACK, NAK, RNR_NAK)
-    idx = np.flatnonzero(np.isin(pp.kind, kinds) & (model.flow_id >= 0))
+    idx = np.flatnonzero(isin_small(pp.kind, kinds) & (model.flow_id >= 0))
     idx = idx[model.pair[model.flow_id[idx]] >= 0]
     about = model.pair[model.flow_id[idx]]
-    nak = np.isin(pp.kind[idx], (NAK, RNR_NAK))
+    nak = isin_small(pp.kind[idx], (NAK, RNR_NAK))
     psn = np.where(nak, (pp.psn[idx] - 1) % PSN_MOD, pp.psn[idx])
     for i, first in (redone or {}).items():
         psn[np.searchsorted(idx, i)] = (first - 1) % PSN_MOD
@@ -51,7 +51,7 @@ def ack_progress(
 def nak_table(pp: Prepared, model: FlowModel, progress: pd.DataFrame) -> pd.DataFrame:
     """The naks table (docs/analysis-tables.md); flow_id is null when the pair is unknown.
     `stale`: the NAK's PSN was already acknowledged, so the requester ignores it."""
-    idx = np.flatnonzero(np.isin(pp.kind, (NAK, RNR_NAK)) & (model.flow_id >= 0))
+    idx = np.flatnonzero(isin_small(pp.kind, (NAK, RNR_NAK)) & (model.flow_id >= 0))
     carrier = model.flow_id[idx]
     about = model.pair[carrier]
     code = pp.syndrome[idx] & 0x1F

@@ -6,6 +6,8 @@ paused without interruption while each frame's pause outlasts the gap to the nex
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -83,8 +85,9 @@ def pfc_summary(table: pd.DataFrame, packets: pd.DataFrame) -> dict:
     """The summary's pfc object."""
     frames = int((packets["encap"] == "pfc").sum())
     per_frame = table.groupby("frame")["pause"].any() if not table.empty else pd.Series(dtype=bool)
-    by_priority = {}
-    for p, g in _held(table).groupby("priority") if not table.empty else []:
+    by_priority: dict[str, dict[str, Any]] = {}
+    groups: Any = _held(table).groupby("priority") if not table.empty else []
+    for p, g in groups:
         by_priority[str(int(p))] = {
             "pause_frames": int(g["pause"].sum()),
             "resume_frames": int((~g["pause"]).sum()),

@@ -13,7 +13,16 @@ import pandas as pd
 
 from rocetrace.analysis import congestion, findings, flows, gaps, naks, pfc, qos, reads, rtt
 from rocetrace.analysis import retransmissions as rtx
-from rocetrace.analysis.prepared import PSN_MOD, REQUEST, TRANSPORTS, Prepared, prepare
+from rocetrace.analysis.prepared import (
+    PSN_MOD,
+    REQUEST,
+    ROCE_ENCAPS,
+    TRANSPORTS,
+    Prepared,
+    category_in,
+    isin_small,
+    prepare,
+)
 from rocetrace.analysis.result import Analysis
 
 Progress = Callable[[str], None]
@@ -26,14 +35,24 @@ def _stream_counts(s: gaps.Stream, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _capture_gaps(pp: Prepared, s: gaps.Stream) -> pd.DataFrame:
-    """Gaps whose skipped PSNs never show up later in the flow: likely capture drops."""
-    out = []
-    for j in np.flatnonzero(s.gap > 0):
-        lo, hi = s.high_before[j] + 1, s.ext[j] - 1
-        later = (s.flow[j + 1 :] == s.flow[j]) & (s.end[j + 1 :] >= lo) & (s.ext[j + 1 :] <= hi)
-        if not later.any():
-            out.append((s.flow[j], pp.ts[s.idx[j]], pp.frame[s.idx[j]], hi - lo + 1))
-    return pd.DataFrame(out, columns=["flow_id", "ts_ns", "frame", "psns"])
+    """Gaps whose skipped PSNs never show up in the flow: likely capture drops. Nothing
+    before a gap can hold its PSNs (they were beyond the highest), so any later copy is
+    found by counting the flow's PSNs inside the gap."""
+    j = np.flatnonzero(s.gap > 0)
+    if len(j) == 0:
+        return pd.DataFrame(columns=["flow_id", "ts_ns", "frame", "psns"])
+    starts = s.first
+    gidx = np.cumsum(starts) - 1
+    low = np.minimum.reduceat(s.ext, np.flatnonzero(starts))[gidx]
+    key = np.sort(s.ext - low + gidx * gaps.BIG)
+    lo, hi = s.high_before[j] + 1, s.ext[j] - 1
+    base = gidx[j] * gaps.BIG - low[j]
+    seen = np.searchsorted(key, hi + base, "right") - np.searchsorted(key, lo + base, "left")
+    drop = j[seen == 0]
+    return pd.DataFrame(
+        {"flow_id": s.flow[drop], "ts_ns": pp.ts[s.idx[drop]], "frame": pp.frame[s.idx[drop]]}
+        | {"psns": s.gap[drop]}
+    )
 
 
 def _first_last_psn(pp: Prepared, model: flows.FlowModel) -> tuple[np.ndarray, np.ndarray]:
@@ -50,7 +69,7 @@ def _roles(pp: Prepared, model: flows.FlowModel) -> np.ndarray:
     n = len(model)
     f = np.where(model.flow_id >= 0, model.flow_id, n)
     requests = np.bincount(f[pp.kind == REQUEST], minlength=n + 1)[:n]
-    responses = np.bincount(f[np.isin(pp.kind, flows.RESPONSE_KINDS)], minlength=n + 1)[:n]
+    responses = np.bincount(f[isin_small(pp.kind, flows.RESPONSE_KINDS)], minlength=n + 1)[:n]
     return np.where(requests > 0, "requester", np.where(responses > 0, "responder", "unknown"))
 
 
@@ -210,7 +229,7 @@ def _rnr_timers(nak_rows: pd.DataFrame, n: int) -> np.ndarray:
 def _bad_icrc(packets: pd.DataFrame) -> list[int]:
     if "icrc_status" not in packets.columns:
         return []
-    bad = packets["icrc_status"].astype(object) == "bad"
+    bad = category_in(packets["icrc_status"], ("bad",))
     return packets.loc[bad, "frame"].astype(int).tolist()
 
 
@@ -233,7 +252,7 @@ def _finish_episodes(eps: pd.DataFrame, pp: Prepared, model: flows.FlowModel) ->
 
 def _capture_facts(capture: Any, packets: pd.DataFrame) -> dict[str, Any]:
     """The summary's capture object, from CaptureInfo or, without one, from the table."""
-    roce = packets["encap"].astype(object).isin(("roce_v2", "roce_v1", "vxlan+roce_v2"))
+    roce = pd.Series(category_in(packets["encap"], ROCE_ENCAPS))
     ts = packets["ts_ns"]
     facts: dict[str, Any] = {
         "packets": len(packets),

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from rocetrace.dissectors.aeth import AckKind
 from rocetrace.dissectors.opcodes import OPCODES, Operation, Transport
@@ -63,9 +62,35 @@ def _ints(df: pd.DataFrame, name: str) -> np.ndarray:
         return np.full(len(df), -1, np.int64)
     col = df[name]
     if isinstance(col.dtype, pd.ArrowDtype):
-        arr = pa.chunked_array(col.array._pa_array).cast(pa.int64())
-        return np.asarray(pc.fill_null(arr, -1).to_numpy(), dtype=np.int64)
+        chunks = pa.chunked_array(col.array._pa_array).chunks
+        parts = [_chunk_ints(c) for c in chunks]
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
     return col.to_numpy(dtype=np.int64, na_value=-1)
+
+
+def _chunk_ints(chunk: pa.Array) -> np.ndarray:
+    """An Arrow integer or boolean chunk read straight from its buffers; nulls become -1."""
+    n, off = len(chunk), chunk.offset
+    validity, data = chunk.buffers()[:2]
+    if pa.types.is_boolean(chunk.type):
+        bits = np.unpackbits(np.frombuffer(data, np.uint8), bitorder="little")
+        values = bits[off : off + n].astype(np.int64)
+    else:
+        dtype = np.dtype(chunk.type.to_pandas_dtype())
+        values = np.frombuffer(data, dtype, count=n, offset=off * dtype.itemsize).astype(np.int64)
+    if chunk.null_count == 0 or validity is None:
+        return values
+    valid = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[off : off + n]
+    return np.where(valid.astype(bool), values, -1)
+
+
+def category_in(col: pd.Series, names: tuple[str, ...]) -> np.ndarray:
+    """Membership test on a categorical column through its codes (no string compares)."""
+    if not isinstance(col.dtype, pd.CategoricalDtype):
+        return col.astype(object).isin(names).to_numpy(bool)
+    wanted = np.isin(np.asarray(col.cat.categories, dtype=object), names)
+    codes = col.cat.codes.to_numpy()
+    return np.append(wanted, False)[np.where(codes >= 0, codes, len(wanted))]
 
 
 def _ip_codes(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -112,12 +137,11 @@ class Prepared:
 
 def prepare(df: pd.DataFrame) -> Prepared:
     """Convert the packet table once; kinds split ACKs into ACK / NAK / RNR NAK by syndrome."""
-    encap = df["encap"].astype(object).to_numpy()
     opcode = _ints(df, "opcode")
-    roce = np.isin(encap, ROCE_ENCAPS) & (opcode >= 0)
+    roce = category_in(df["encap"], ROCE_ENCAPS) & (opcode >= 0)
     op = np.where(roce, opcode, 0)
     kind = np.where(roce, KIND_LUT[op], OTHER).astype(np.int8)
-    kind[encap == "pfc"] = PFC
+    kind[category_in(df["encap"], ("pfc",))] = PFC
     syndrome = _ints(df, "aeth_syndrome")
     ack_kind = np.where(syndrome >= 0, (syndrome >> 5) & 3, 0)
     is_ack = kind == ACK
@@ -152,3 +176,10 @@ def prepare(df: pd.DataFrame) -> Prepared:
 def psn_delta(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
     """a - b modulo 2^24 as a signed value in [-2^23, 2^23)."""
     return ((np.asarray(a, np.int64) - b + HALF) % PSN_MOD) - HALF
+
+
+def isin_small(values: np.ndarray, codes: tuple[int, ...]) -> np.ndarray:
+    """np.isin for small non-negative codes (kinds, positions) by table lookup: faster."""
+    table = np.zeros(256, bool)
+    table[list(codes)] = True
+    return table[values.astype(np.intp) & 0xFF] & (values >= 0)

@@ -4,6 +4,8 @@ source-port entropy per host pair (many QPs on one source port hash onto one ECM
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -34,8 +36,8 @@ def sport_entropy(flows: pd.DataFrame) -> pd.DataFrame:
     cols = ["src_ip", "dst_ip", "qps", "distinct_sports", "colliding_qps", "busiest_sport"]
     if data.empty:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
-    per_port = data.groupby(["src_ip", "dst_ip", "udp_sport"], observed=True).size()
-    per_port = per_port.rename("qps_on_port").reset_index()
+    counts: Any = data.groupby(["src_ip", "dst_ip", "udp_sport"], observed=True).size()
+    per_port: Any = counts.rename("qps_on_port").reset_index()
     g = per_port.groupby(["src_ip", "dst_ip"], observed=True)
     out = g.agg(
         qps=("qps_on_port", "sum"),

@@ -44,41 +44,36 @@ def episode_rows(s: Stream, pp: Prepared) -> np.ndarray:
 
 
 def _episodes(s: Stream, pp: Prepared, ep: np.ndarray) -> pd.DataFrame:
-    """One row per episode: where it starts, how many packets, and whether it is contiguous."""
+    """One row per episode: where it starts, how many packets, and whether it is contiguous.
+    An episode's rows are consecutive in the stream, so reduceat over its first rows works."""
     rows = np.flatnonzero(ep >= 0)
+    if len(rows) == 0:
+        return pd.DataFrame()
+    cut = np.flatnonzero(np.diff(ep[rows], prepend=-1) != 0)
+    ends = np.append(cut[1:], len(rows))
+    first, last = rows[cut], rows[ends - 1]
     step = s.ext - _shift(s.end, 0) - 1
-    df = pd.DataFrame(
+    jump = ((step != 0) & (ep == _shift(ep, -2)))[rows]
+    idx = s.idx[first]
+    out = pd.DataFrame(
         {
-            "ep": ep[rows],
-            "flow_id": s.flow[rows],
-            "ts_ns": pp.ts[s.idx[rows]],
-            "frame": pp.frame[s.idx[rows]],
-            "idx": s.idx[rows],
-            "row": rows,
-            "ext": s.ext[rows],
-            "end": s.end[rows],
-            "high": s.high_before[rows],
-            "units": s.end[rows] - s.ext[rows] + 1,
-            "jump": (step[rows] != 0) & (ep[rows] == _shift(ep, -2)[rows]),
+            "ep": ep[first],
+            "flow_id": s.flow[first],
+            "ts_ns": pp.ts[idx],
+            "first_frame": pp.frame[idx],
+            "idx": idx,
+            "first_row": first,
+            "last_row": last,
+            "start_ext": s.ext[first],
+            "last_ext": np.maximum.reduceat(s.end[rows], cut),
+            "high": s.high_before[first],
+            "packets": ends - cut,
+            "units": np.add.reduceat((s.end - s.ext + 1)[rows], cut),
+            "jumps": np.add.reduceat(jump.astype(np.int64), cut),
+            "start_psn": pp.psn[idx],
         }
     )
-    g = df.groupby("ep", sort=True)
-    out = g.agg(
-        flow_id=("flow_id", "first"),
-        ts_ns=("ts_ns", "first"),
-        first_frame=("frame", "first"),
-        idx=("idx", "first"),
-        first_row=("row", "first"),
-        last_row=("row", "last"),
-        start_ext=("ext", "first"),
-        last_ext=("end", "max"),
-        high=("high", "first"),
-        packets=("ext", "size"),
-        units=("units", "sum"),
-        jumps=("jump", "sum"),
-    )
-    out["start_psn"] = pp.psn[out["idx"].to_numpy()]
-    return out.reset_index()
+    return out
 
 
 def _assign_triggers(eps: pd.DataFrame, naks: pd.DataFrame) -> pd.DataFrame:

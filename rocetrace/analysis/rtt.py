@@ -19,6 +19,7 @@ from rocetrace.analysis.prepared import (
     READ_RESPONSE,
     REQUEST,
     Prepared,
+    isin_small,
 )
 
 
@@ -28,8 +29,8 @@ def rtt_per_flow(pp: Prepared, model: FlowModel) -> pd.DataFrame:
     cols = ["rtt_min_s", "rtt_median_s", "rtt_max_s"]
     out = pd.DataFrame(np.nan, index=pd.RangeIndex(n), columns=cols)
     out["rtt_samples"] = 0
-    answer = np.isin(pp.kind, (ACK, ATOMIC_ACK)) | (
-        (pp.kind == READ_RESPONSE) & np.isin(pp.position, (POS_FIRST, POS_ONLY))
+    answer = isin_small(pp.kind, (ACK, ATOMIC_ACK)) | (
+        (pp.kind == READ_RESPONSE) & isin_small(pp.position, (POS_FIRST, POS_ONLY))
     )
     a = np.flatnonzero(answer & (model.flow_id >= 0))
     about = model.pair[model.flow_id[a]]
