@@ -1,5 +1,5 @@
-"""`rocetrace analyze CAPTURE`: run the analysis, write the JSON summary, map findings to a
-status. Thin on purpose: the HTML report and terminal summary plug in after `analyze()`.
+"""`rocetrace analyze CAPTURE`: run the analysis, write the HTML report and/or the JSON
+summary, print a short verdict, map findings to an exit status.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from rocetrace.commands.options import report_options
 from rocetrace.errors import ExitStatus, OutputError
 
 SEVERITIES = (
@@ -58,14 +59,17 @@ def exit_status(findings_severities: list[str], fail_on: str | None) -> ExitStat
     return ExitStatus.FINDINGS if hit else ExitStatus.OK
 
 
+def wants_report(output: Path | None, json_path: str | None) -> bool:
+    """The report is the default product; --json alone is for machines and skips it."""
+    return output is not None or json_path is None
+
+
 @click.command()
 @click.argument("capture", type=click.Path(dir_okay=False, path_type=Path))
 @click.option(
     "--json", "json_path", metavar="PATH", help="Write the JSON summary to PATH ('-' = stdout)."
 )
-@click.option(
-    "--link-speed", default="100G", show_default=True, help="Link speed for PFC pause time."
-)
+@report_options
 @click.option(
     "--roce-port",
     default=4791,
@@ -79,9 +83,23 @@ def exit_status(findings_severities: list[str], fail_on: str | None) -> ExitStat
     help="Exit with status 1 when a finding of this severity or worse is found.",
 )
 def analyze(
-    capture: Path, json_path: str | None, link_speed: str, roce_port: int, fail_on: str | None
+    capture: Path,
+    json_path: str | None,
+    output: Path | None,
+    plotlyjs: str,
+    top_flows: int,
+    bundle_path: Path | None,
+    link_speed: str,
+    roce_port: int,
+    fail_on: str | None,
 ) -> int:
     """Analyse CAPTURE: flows, PSN gaps, NAKs, retransmissions, ECN/CNP, PFC, QoS.
+
+    \b
+    Writes CAPTURE's name with .html in the current directory (-o to choose) and prints
+    a short verdict. With --json PATH the JSON summary is written too; --json alone
+    (without -o) writes only the JSON. With --json - the summary is the only thing on
+    stdout and the verdict goes to stderr.
 
     \b
     Exit status 0 whenever the analysis ran, whatever it found, unless --fail-on is given.
@@ -97,4 +115,17 @@ def analyze(
         result = run(capture, link_speed=speed, roce_port=roce_port, progress=progress)
     if json_path:
         write_json(result.summary(), json_path)
+    if bundle_path is not None:
+        from rocetrace.reports.bundle import save_bundle
+
+        save_bundle(result, bundle_path)
+    if wants_report(output, json_path):
+        from rocetrace.reports import render_report, terminal_summary
+        from rocetrace.reports.render import default_report_path
+
+        js = "cdn" if plotlyjs == "cdn" else "inline"
+        path = render_report(
+            result, output or default_report_path(capture), plotlyjs=js, top_flows=top_flows
+        )
+        click.echo(terminal_summary(result, report_path=path), err=json_path == "-")
     return int(exit_status(result.findings["severity"].tolist(), fail_on))
