@@ -10,6 +10,7 @@ crashes the process.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -46,4 +47,27 @@ def _configure() -> None:
         config.CACHE_DIR = path
 
 
+def _skip_blas_probe() -> None:
+    """Keep numba from importing scipy.linalg (0.2 s) when its CPU target first loads.
+
+    numba.np.arraymath asks numba.np.linalg.ensure_blas() at import whether BLAS exists, only
+    to choose how np.correlate / np.convolve compile; no capture kernel uses either. The first
+    call (that probe) is answered by whether scipy is installed at all, and puts the original
+    back, so every later linear-algebra compile checks for real.
+    """
+    if "numba.np.arraymath" in sys.modules or importlib.util.find_spec("numba") is None:
+        return
+    import numba.np.linalg as linalg
+
+    original = linalg.ensure_blas
+
+    def probe() -> None:
+        linalg.ensure_blas = original
+        if importlib.util.find_spec("scipy") is None:
+            raise ImportError("scipy is required for linear algebra")
+
+    linalg.ensure_blas = probe
+
+
 _configure()
+_skip_blas_probe()

@@ -32,41 +32,99 @@ def copy_records(
             out[e - tail_len : e] = trailer[i]
 
 
-@njit(cache=True, nogil=True)
-def gather_field(buf, base, caps, slots, slot, byte_off, span, shift, mask, out, valid):
-    """One Field of one header slot for every frame: big-endian read, shift, mask.
+GATHER_BLOCK = 1024  # frames per block (a multiple of 8): their bytes stay in cache
 
-    Frames without the header, or whose capture ends inside the field, are left invalid.
-    """
-    for i in range(len(base)):
-        r = np.int64(slots[slot, i])
-        if r < 0 or r + byte_off + span > caps[i]:
-            continue
-        q = base[i] + r + byte_off
-        v = np.uint64(0)
-        for k in range(span):
+
+@njit(cache=True, inline="always")
+def _be(buf, q, span):
+    """The big-endian integer of buf[q:q + span] (span 1..8), byte by byte."""
+    v = np.uint64(0)
+    for k in range(span):
+        v = (v << np.uint64(8)) | np.uint64(buf[q + k])
+    return v
+
+
+@njit(cache=True, inline="always")
+def _be_wide(buf, q, span):
+    """_be with a fixed 8-byte read when the buffer holds 8 bytes from q (faster for the
+    address keys; no faster for the field gathers)."""
+    v = np.uint64(0)
+    if q + 8 <= len(buf):
+        for k in range(8):
             v = (v << np.uint64(8)) | np.uint64(buf[q + k])
-        out[i] = (v >> np.uint64(shift)) & mask
-        valid[i] = True
+        return v >> np.uint64(64 - 8 * span)
+    for k in range(span):
+        v = (v << np.uint64(8)) | np.uint64(buf[q + k])
+    return v
 
 
 @njit(cache=True, nogil=True)
-def address_keys(buf, base, caps, slots, slot, byte_off, width, kind, key_hi, key_lo, key_kind):
-    """(kind, hi, lo) keys of a 4-, 6- or 16-byte address at byte_off of a header slot."""
+def gather_columns(buf, base, caps, slots, spec, masks, outs, flags, vbits, counts):
+    """Every integer column in one pass over blocks of frames: per (slot, Field) source of
+    spec (slot, byte offset, span, shift, kind, row, column), a big-endian read, shift, mask.
+
+    kind 0..3 write outs[kind][row, i] (uint8..uint64 matrices), kind 4 sets or clears bit i
+    of flags[row]. A later valid source of a column overwrites an earlier one. Frames without
+    the header, or whose capture ends inside the field, are left invalid: vbits[column] is the
+    Arrow validity bitmap, counts[column] its number of set bits.
+    """
+    out8, out16, out32, out64 = outs
+    n = len(base)
+    popcount = np.zeros(256, np.int64)
+    for b in range(256):
+        popcount[b] = popcount[b >> 1] + (b & 1)
+    for start in range(0, n, GATHER_BLOCK):
+        stop = min(n, start + GATHER_BLOCK)
+        for s in range(spec.shape[0]):
+            slot, off, span, shift = spec[s, 0], spec[s, 1], spec[s, 2], spec[s, 3]
+            kind, row, col, mask = spec[s, 4], spec[s, 5], spec[s, 6], masks[s]
+            for g in range(start, stop, 8):
+                valid, ones = 0, 0
+                for i in range(g, min(g + 8, stop)):
+                    r = np.int64(slots[slot, i])
+                    if r < 0 or r + off + span > caps[i]:
+                        continue
+                    v = (_be(buf, base[i] + r + off, span) >> np.uint64(shift)) & mask
+                    valid |= 1 << (i - g)
+                    if kind == 0:
+                        out8[row, i] = v
+                    elif kind == 1:
+                        out16[row, i] = v
+                    elif kind == 2:
+                        out32[row, i] = v
+                    elif kind == 3:
+                        out64[row, i] = v
+                    elif v:
+                        ones |= 1 << (i - g)
+                if valid:
+                    vbits[col, g >> 3] |= valid
+                    if kind == 4:
+                        flags[row, g >> 3] = (flags[row, g >> 3] & ~valid) | ones
+        for col in range(vbits.shape[0]):
+            k = 0
+            for byte in range(start >> 3, (stop + 7) >> 3):
+                k += popcount[vbits[col, byte]]
+            counts[col] += k
+
+
+@njit(cache=True, nogil=True)
+def address_keys(buf, base, caps, slots, spec, key_hi, key_lo, key_kind):
+    """(kind, hi, lo) keys of addresses, one row per column: spec rows (column, slot, byte
+    offset, width 4 / 6 / 16, kind); a later present source of a column overwrites."""
     for i in range(len(base)):
-        r = np.int64(slots[slot, i])
-        if r < 0 or r + byte_off + width > caps[i]:
-            continue
-        q = base[i] + r + byte_off
-        hi = np.uint64(0)
-        lo = np.uint64(0)
-        for k in range(width):
-            byte = np.uint64(buf[q + k])
-            if width - k > 8:
-                hi = (hi << np.uint64(8)) | byte
+        for s in range(spec.shape[0]):
+            col, slot, off, width, kind = spec[s, 0], spec[s, 1], spec[s, 2], spec[s, 3], spec[s, 4]
+            r = np.int64(slots[slot, i])
+            if r < 0 or r + off + width > caps[i]:
+                continue
+            q = base[i] + r + off
+            if width > 8:
+                key_hi[col, i] = _be_wide(buf, q, width - 8)
+                key_lo[col, i] = _be_wide(buf, q + width - 8, 8)
             else:
-                lo = (lo << np.uint64(8)) | byte
-        key_hi[i], key_lo[i], key_kind[i] = hi, lo, kind
+                key_hi[col, i] = 0
+                key_lo[col, i] = _be_wide(buf, q, width)
+            key_kind[col, i] = kind
 
 
 @njit(cache=True, nogil=True)
@@ -111,20 +169,3 @@ def _probe(table, mask, key_hi, key_lo, key_kind, i):
         ):
             return s
         s = (s + 1) & mask
-
-
-@njit(cache=True, nogil=True)
-def gather_header(buf, base, caps, slots, slot, size, out, avail):
-    """Copy the first `size` bytes of one header slot of every frame into a compact matrix.
-
-    One pass over the frames per header; the field gathers then read the small matrix.
-    avail[i] is how many of those bytes the capture holds (-1 when the header is absent).
-    """
-    for i in range(len(base)):
-        r = np.int64(slots[slot, i])
-        if r < 0:
-            continue
-        k = min(size, caps[i] - r)
-        avail[i] = k
-        if k > 0:
-            out[i, :k] = buf[base[i] + r : base[i] + r + k]

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from rocetrace.capture.kernels import address_keys, factorize_keys, gather_field, gather_header
+from rocetrace.capture.kernels import address_keys, factorize_keys, gather_columns
 from rocetrace.capture.layers import (
     COLUMN_SOURCES,
     DMAC,
@@ -117,69 +117,85 @@ def _arrow(
     return pd.arrays.ArrowExtensionArray(pa.Array.from_buffers(pa_type, n, [bitmap, data]))
 
 
-@dataclass
-class Compact:
-    """One header slot's leading bytes for the frames that have it, as a (k, size) matrix."""
+@dataclass(frozen=True)
+class GatherPlan:
+    """Every integer column's (slot, Field) sources as one spec table for gather_columns."""
 
-    flat: np.ndarray
-    base: np.ndarray
-    avail: np.ndarray
-    present: np.ndarray  # int16 (1, k) of zeros: "the header starts at 0 of the row"
-    rows: np.ndarray | None  # which frames (None: all of them)
+    columns: tuple[str, ...]  # gathered columns, in validity-row order
+    kinds: tuple[int, ...]  # per column: 0..3 uint8..uint64 matrix, 4 the flag bitmaps
+    rows: tuple[int, ...]  # per column: its row in that matrix
+    widths: tuple[int, ...]  # rows per kind
+    spec: np.ndarray  # int64 (sources, 7): slot, byte offset, span, shift, kind, row, column
+    masks: np.ndarray  # uint64 (sources,)
 
 
-def compact_headers(buf: np.ndarray, rec: Records, w: Walked) -> dict[str, Compact]:
-    """Copy every gathered header's bytes out of the frames once per header slot; headers no
-    frame of the chunk has are left out."""
-    sizes: dict[str, int] = {}
-    for sources in COLUMN_SOURCES.values():
-        for slot, name in sources:
+_KIND_OF = {np.dtype(np.uint8): 0, np.dtype(np.uint16): 1, np.dtype(np.uint32): 2}
+_MATRIX_DTYPES = (np.uint8, np.uint16, np.uint32, np.uint64)
+
+
+def _arrow_type(column: str) -> pa.DataType:
+    """The Arrow type a column is gathered as (integer categoricals: uint64)."""
+    dtype = PACKET_DTYPES[column]
+    return pa.uint64() if dtype == "category" else dtype.pyarrow_dtype  # type: ignore[attr-defined]
+
+
+@cache
+def _plan() -> GatherPlan:
+    columns = tuple(c.name for c in PACKET_COLUMNS if c.name in COLUMN_SOURCES)
+    kinds, rows, widths = [], [], [0] * 5
+    spec, masks = [], []
+    for col, column in enumerate(columns):
+        t = _arrow_type(column)
+        kind = 4 if pa.types.is_boolean(t) else _KIND_OF.get(np.dtype(t.to_pandas_dtype()), 3)
+        kinds.append(kind)
+        rows.append(widths[kind])
+        widths[kind] += 1
+        for slot, name in COLUMN_SOURCES[column]:
             f = header_of(slot).field(name)
-            sizes[slot] = max(sizes.get(slot, 0), f.byte_offset + f.byte_span)
-    out: dict[str, Compact] = {}
-    for slot, size in sizes.items():
-        where = w.slots[SLOT_OF[slot]]
-        rows: np.ndarray | None = np.flatnonzero(where >= 0)
-        if rows is None or len(rows) == 0:
-            continue
-        if len(rows) == len(rec):
-            rows, base, caps, at = None, rec.offset, rec.cap_len, where
-        else:
-            base, caps, at = rec.offset[rows], rec.cap_len[rows], where[rows]
-        k = len(base)
-        mat, avail = np.zeros((k, size), np.uint8), np.full(k, -1, np.int64)
-        gather_header(buf, base, caps, at.reshape(1, k), 0, size, mat, avail)
-        zeros = np.zeros((1, k), np.int16)
-        out[slot] = Compact(
-            mat.reshape(-1), np.arange(k, dtype=np.int64) * size, avail, zeros, rows
-        )
-    return out
+            spec.append((SLOT_OF[slot], f.byte_offset, f.byte_span, f.shift, kind, rows[-1], col))
+            masks.append(f.mask)
+    return GatherPlan(
+        columns, tuple(kinds), tuple(rows), tuple(widths),
+        np.array(spec, np.int64).reshape(-1, 7), np.array(masks, np.uint64),
+    )  # fmt: skip
 
 
-def _gather_values(
-    heads: dict[str, Compact], n: int, column: str, dtype: pd.ArrowDtype
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """One integer column: every (slot, field) source written where that header is present;
-    None when no frame has any of them."""
-    sources = [(slot, name) for slot, name in COLUMN_SOURCES[column] if slot in heads]
-    if not sources:
-        return None
-    pa_type = dtype.pyarrow_dtype
-    np_type = np.uint8 if pa.types.is_boolean(pa_type) else pa_type.to_pandas_dtype()
-    out, valid = np.zeros(n, dtype=np_type), np.zeros(n, dtype=np.bool_)
-    for slot, name in sources:
-        f, h = header_of(slot).field(name), heads[slot]
-        args = (0, f.byte_offset, f.byte_span, f.shift, np.uint64(f.mask))
-        if h.rows is None:
-            gather_field(h.flat, h.base, h.avail, h.present, *args, out, valid)
+def gather_all(buf: np.ndarray, rec: Records, w: Walked) -> tuple[dict[str, object], np.ndarray]:
+    """Every integer column (Arrow-backed, or integer categorical) from one numba pass, and
+    the opcode_name codes (-1 where there is no opcode)."""
+    n, plan = len(rec), _plan()
+    nbytes = (n + 7) // 8
+    outs = tuple(np.zeros((k, n), dt) for k, dt in zip(plan.widths, _MATRIX_DTYPES, strict=False))
+    flags = np.zeros((plan.widths[4], nbytes), np.uint8)
+    vbits = np.zeros((len(plan.columns), nbytes), np.uint8)
+    counts = np.zeros(len(plan.columns), np.int64)
+    gather_columns(
+        buf, rec.offset, rec.cap_len, w.slots, plan.spec, plan.masks, outs, flags, vbits, counts
+    )
+    zeros = np.zeros(n * 8 + 8, np.uint8)
+    cols: dict[str, object] = {}
+    for col, column in enumerate(plan.columns):
+        dtype, kind, row, k = PACKET_DTYPES[column], plan.kinds[col], plan.rows[col], counts[col]
+        if k == 0:
+            cols[column] = _null_column(n, dtype, zeros)
             continue
-        part, part_valid = np.zeros(len(h.rows), np_type), np.zeros(len(h.rows), np.bool_)
-        gather_field(h.flat, h.base, h.avail, h.present, *args, part, part_valid)
-        out[h.rows], valid[h.rows] = (
-            np.where(part_valid, part, out[h.rows]),
-            valid[h.rows] | part_valid,
+        values = flags[row] if kind == 4 else outs[kind][row]
+        if dtype == "category":
+            valid = np.unpackbits(vbits[col], count=n, bitorder="little").view(np.int8)
+            codes, first = factorize_keys(np.zeros(n, np.uint64), values, valid)
+            cols[column] = _categorical(codes, pd.Index(values[first]))
+            continue
+        bitmap = None if k == n else pa.py_buffer(vbits[col])
+        arr = pa.Array.from_buffers(
+            _arrow_type(column), n, [bitmap, pa.py_buffer(values)], null_count=n - int(k)
         )
-    return out, valid
+        cols[column] = pd.arrays.ArrowExtensionArray(arr)
+    col = plan.columns.index("opcode")
+    opcode_name = _tables()[3][outs[0][plan.rows[col]]]
+    if counts[col] < n:
+        valid = np.unpackbits(vbits[col], count=n, bitorder="little").view(bool)
+        opcode_name[~valid] = -1
+    return cols, opcode_name
 
 
 def _null_column(n: int, dtype: object, zeros: np.ndarray) -> object:
@@ -196,20 +212,6 @@ def _null_column(n: int, dtype: object, zeros: np.ndarray) -> object:
     return pd.arrays.ArrowExtensionArray(arr)
 
 
-def _gather(heads: dict[str, Compact], n: int, column: str, zeros: np.ndarray) -> object:
-    """An integer column as Arrow-backed nullable ints, or as an integer categorical."""
-    dtype = PACKET_DTYPES[column]
-    as_arrow: pd.ArrowDtype = pd.ArrowDtype(pa.uint64()) if dtype == "category" else dtype  # type: ignore[assignment]
-    gathered = _gather_values(heads, n, column, as_arrow)
-    if gathered is None:
-        return _null_column(n, dtype, zeros)
-    values, valid = gathered
-    if dtype == "category":
-        codes, first = factorize_keys(np.zeros(n, np.uint64), values, valid.astype(np.int8))
-        return _categorical(codes, pd.Index(values[first]))
-    return _arrow(values, valid, dtype)  # type: ignore[arg-type]
-
-
 def _categorical(
     codes: np.ndarray, categories: tuple[str, ...] | list[str] | pd.Index
 ) -> pd.Categorical:
@@ -217,17 +219,30 @@ def _categorical(
     return pd.Categorical.from_codes(codes, categories=cats, validate=False)
 
 
-def _addresses(
-    buf: np.ndarray, rec: Records, w: Walked, sources: list[tuple[int, int, int, int]]
-) -> pd.Categorical:
-    """Factorize (slot, byte offset, width, kind) addresses into a categorical of text."""
-    n = len(rec)
-    hi, lo, kind = np.zeros(n, np.uint64), np.zeros(n, np.uint64), np.zeros(n, np.int8)
-    for slot, off, width, k in sources:
-        address_keys(buf, rec.offset, rec.cap_len, w.slots, slot, off, width, k, hi, lo, kind)
-    codes, first = factorize_keys(hi, lo, kind)
-    names = [_address_text(int(kind[i]), int(hi[i]), int(lo[i])) for i in first]
-    return _categorical(codes, names)
+# Address columns: (column, slot, byte offset, width, key kind); a later source overwrites.
+ADDRESS_COLUMNS = ("src_mac", "dst_mac", "src_ip", "dst_ip")
+_ADDRESS_SPEC = np.array(
+    [(0, SMAC, 0, 6, 1), (1, DMAC, 0, 6, 1), (2, IP4, 12, 4, 4), (2, IP6, 8, 16, 6),
+     (3, IP4, 16, 4, 4), (3, IP6, 24, 16, 6)],
+    np.int64,
+)  # fmt: skip
+
+
+def _addresses(buf: np.ndarray, rec: Records, w: Walked) -> dict[str, pd.Categorical]:
+    """Factorize the address columns into categoricals of text (one numba pass for keys)."""
+    n, k = len(rec), len(ADDRESS_COLUMNS)
+    hi, lo, kind = (
+        np.empty((k, n), np.uint64),
+        np.empty((k, n), np.uint64),
+        np.zeros((k, n), np.int8),
+    )
+    address_keys(buf, rec.offset, rec.cap_len, w.slots, _ADDRESS_SPEC, hi, lo, kind)
+    out = {}
+    for c, column in enumerate(ADDRESS_COLUMNS):
+        codes, first = factorize_keys(hi[c], lo[c], kind[c])
+        names = [_address_text(int(kind[c, i]), int(hi[c, i]), int(lo[c, i])) for i in first]
+        out[column] = _categorical(codes, names)
+    return out
 
 
 def _address_text(kind: int, hi: int, lo: int) -> str:
@@ -241,34 +256,20 @@ def _address_text(kind: int, hi: int, lo: int) -> str:
 def build_table(buf: np.ndarray, rec: Records, first_frame: int, w: Walked) -> pd.DataFrame:
     """The packet table of one window's records, columns in schema order."""
     n = len(rec)
-    names = _tables()[3]
     u32: pd.ArrowDtype = PACKET_DTYPES["icrc"]  # type: ignore[assignment]
     u16: pd.ArrowDtype = PACKET_DTYPES["payload_len"]  # type: ignore[assignment]
-    heads = compact_headers(buf, rec, w)
-    zeros = np.zeros(n * 8 + 8, np.uint8)
-    op, op_valid = _gather_values(heads, n, "opcode", PACKET_DTYPES["opcode"]) or (  # type: ignore[arg-type]
-        np.zeros(n, np.uint8),
-        np.zeros(n, np.bool_),
-    )
-    special: dict[str, object] = {
+    special, opcode_name = gather_all(buf, rec, w)
+    special.update(_addresses(buf, rec, w))
+    special.update({
         "frame": np.arange(first_frame, first_frame + n, dtype=np.uint32),
         "ts_ns": rec.ts_ns,
         "cap_len": rec.cap_len.astype(np.uint32),
         "wire_len": rec.wire_len.astype(np.uint32),
-        "src_mac": _addresses(buf, rec, w, [(SMAC, 0, 6, 1)]),
-        "dst_mac": _addresses(buf, rec, w, [(DMAC, 0, 6, 1)]),
-        "src_ip": _addresses(buf, rec, w, [(IP4, 12, 4, 4), (IP6, 8, 16, 6)]),
-        "dst_ip": _addresses(buf, rec, w, [(IP4, 16, 4, 4), (IP6, 24, 16, 6)]),
         "encap": _categorical(w.encap, ENCAPS),
-        "opcode": _arrow(op, op_valid, PACKET_DTYPES["opcode"]),  # type: ignore[arg-type]
-        "opcode_name": _categorical(np.where(op_valid, names[op], -1), OPCODE_NAMES),
+        "opcode_name": _categorical(opcode_name, OPCODE_NAMES),
         "payload_len": _arrow(w.payload_len.astype(np.uint16), w.payload_len >= 0, u16),
         "icrc": _arrow(w.icrc.astype(np.uint32), w.icrc >= 0, u32),
         "icrc_status": _categorical(w.icrc_status, ICRC_STATUSES),
         "anomaly": _categorical(w.anomaly.astype(np.int16) - 1, ANOMALIES),
-    }
-    cols = {
-        c.name: special[c.name] if c.name in special else _gather(heads, n, c.name, zeros)
-        for c in PACKET_COLUMNS
-    }
-    return pd.DataFrame(cols, copy=False)
+    })  # fmt: skip
+    return pd.DataFrame({c.name: special[c.name] for c in PACKET_COLUMNS}, copy=False)

@@ -6,10 +6,12 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from rocetrace.capture.export import DecodeResult, decode_capture
+if TYPE_CHECKING:
+    from rocetrace.capture.export import DecodeResult
 
 PREVIEW_COLUMNS = ["frame", "ts_ns", "src_ip", "dst_ip", "opcode_name", "dest_qp", "psn", "anomaly"]
 
@@ -48,6 +50,8 @@ def decode(
       rocetrace decode x.pcap.gz -o pk.parquet    packet table for pandas/polars/duckdb
       rocetrace decode x.pcapng -o pk.csv --limit 1000
     """
+    from rocetrace.capture.export import decode_capture  # pandas, pyarrow, numba: 1 s
+
     with _progress() as progress:
         result = decode_capture(
             capture, output, limit=limit, roce_port=roce_port,
