@@ -11,14 +11,14 @@ from pathlib import Path
 
 import numpy as np
 from numba import njit
+
+from rocetrace.capture import write_capture
+from rocetrace.capture.roce import icrc
 from rocetrace.dissectors.aeth import AETH
 from rocetrace.dissectors.bth import BTH
 from rocetrace.dissectors.icrc import crc32_table
 from rocetrace.dissectors.opcodes import OPCODES
 from rocetrace.dissectors.reth import RETH
-
-from rocetrace.capture import write_capture
-from rocetrace.capture.roce import icrc
 
 ETH, IP, UDP = 14, 20, 8
 BTH_AT = ETH + IP + UDP

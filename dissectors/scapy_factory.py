@@ -9,14 +9,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rocetrace.dissectors.cnp import CNP_OPCODE
-from rocetrace.dissectors.opcodes import lookup
-from rocetrace.dissectors.pfc import PFC_DST_MAC, PFC_ETHERTYPE
-from rocetrace.dissectors.scapy_layers import BTH, GRH, LAYERS, PFC, ROCE_V2_UDP_PORT
 from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Dot1Q, Ether
 from scapy.packet import Packet, Padding, Raw
+
+from rocetrace.dissectors.cnp import CNP_OPCODE
+from rocetrace.dissectors.opcodes import lookup
+from rocetrace.dissectors.pfc import PFC_DST_MAC, PFC_ETHERTYPE
+from rocetrace.dissectors.scapy_layers import BTH, GRH, LAYERS, PFC, ROCE_V2_UDP_PORT
 
 ETHERNET_MIN_FRAME = 60  # without FCS
 CNP_DSCP = 48

@@ -17,15 +17,16 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from rocetrace.dissectors import aeth, atomic, bth, cnp, deth, grh, immdt, pfc, reth, xrceth
-from rocetrace.dissectors.header import Header
-from rocetrace.dissectors.icrc import ICRC_LEN, compute_icrc, compute_icrc_v1, icrc_bytes
-from rocetrace.dissectors.opcodes import lookup
 from scapy.fields import AnyField, BitField, FCSField, XBitField
 from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Dot1Q, Ether
 from scapy.packet import Packet, Raw, bind_layers
+
+from rocetrace.dissectors import aeth, atomic, bth, cnp, deth, grh, immdt, pfc, reth, xrceth
+from rocetrace.dissectors.header import Header
+from rocetrace.dissectors.icrc import ICRC_LEN, compute_icrc, compute_icrc_v1, icrc_bytes
+from rocetrace.dissectors.opcodes import lookup
 
 ROCE_V2_UDP_PORT = 4791
 

@@ -19,10 +19,10 @@ from types import SimpleNamespace
 from typing import Any
 
 import pandas as pd
-from rocetrace.reports.header import capture_mapping
 
 from rocetrace.analysis.result import Analysis
 from rocetrace.errors import CaptureNotFound, NotACapture, OutputError
+from rocetrace.reports.header import capture_mapping
 
 BUNDLE_SCHEMA = "rocetrace.bundle/1"
 TABLES = ("packets", "flows", "retransmissions", "naks", "cnps", "pfc", "findings")

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from rocetrace.dissectors.opcodes import OPCODES, Operation
 
 from rocetrace.analysis.result import Analysis
+from rocetrace.dissectors.opcodes import OPCODES, Operation
 
 SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}
 ACK_OPCODE = np.zeros(256, dtype=bool)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from rocetrace.reports.psn import signed_delta
 
 DEFAULT_BUDGET = 4_000  # points of one flow's sent-packet traces: ~4 per pixel of width

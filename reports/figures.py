@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+
 from rocetrace.reports.data import PacketArrays, bools, ints, rel_ms
 from rocetrace.reports.figstyle import MARKERS, PRIORITY_COLORS, axis, layout, scatter
 

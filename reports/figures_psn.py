@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+
 from rocetrace.dissectors.opcodes import opcode_name
 from rocetrace.reports.data import READ_REQUEST_OPCODE, PacketArrays, ints, rel_ms
 from rocetrace.reports.decimate import DEFAULT_BUDGET, breaks, keep_mask, thin

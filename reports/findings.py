@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
+
 from rocetrace.reports.data import ints, seconds, sorted_findings
 
 MAX_FRAMES = 20

@@ -10,6 +10,7 @@ from dataclasses import asdict, is_dataclass
 from typing import Any
 
 import pandas as pd
+
 from rocetrace.reports.data import anomaly_counts, seconds
 
 LINK_TYPE_NAMES = {0: "null", 1: "Ethernet", 113: "Linux cooked", 276: "Linux cooked v2"}

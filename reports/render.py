@@ -14,15 +14,15 @@ import plotly.offline
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 from plotly.io._utils import plotly_cdn_url
+
+from rocetrace import __version__
+from rocetrace.analysis.result import Analysis
+from rocetrace.errors import OutputError
 from rocetrace.reports import tables
 from rocetrace.reports.data import verdict
 from rocetrace.reports.findings import finding_views
 from rocetrace.reports.header import capture_facts, capture_mapping
 from rocetrace.reports.sections import Context, ordered_sections
-
-from rocetrace import __version__
-from rocetrace.analysis.result import Analysis
-from rocetrace.errors import OutputError
 
 DEFAULT_TOP_FLOWS = 8
 PlotlyJs = Literal["inline", "cdn"]

@@ -13,6 +13,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 from markupsafe import Markup
+
+from rocetrace.analysis.result import Analysis
 from rocetrace.reports import tables
 from rocetrace.reports.data import (
     PacketArrays,
@@ -24,8 +26,6 @@ from rocetrace.reports.data import (
 )
 from rocetrace.reports.figures import TimeBins, ecn_figure, pfc_figure, throughput_figure
 from rocetrace.reports.figures_psn import psn_figure, psn_graph
-
-from rocetrace.analysis.result import Analysis
 
 INTROS = {
     "psn": (

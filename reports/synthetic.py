@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from rocetrace.reports.synthetic_tables import derive_flows, derive_tables
 
 from rocetrace.analysis.result import Analysis
 from rocetrace.capture import CaptureInfo
+from rocetrace.reports.synthetic_tables import derive_flows, derive_tables
 from rocetrace.schema import PACKET_COLUMN_NAMES, PACKET_DTYPES
 
 T0_NS = 1_700_000_000_000_000_000

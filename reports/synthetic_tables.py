@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
 from rocetrace.reports.psn import running_max_before, signed_delta, unwrap
 
 NAK_KINDS = ("psn_sequence_error", "rnr", "invalid_request", "remote_access_error")

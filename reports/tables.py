@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from markupsafe import Markup, escape
+
 from rocetrace.reports.data import flow_keys, ints, seconds
 
 Cell = tuple[str, Any]

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rocetrace.reports.data import bools, ints, sorted_findings, verdict
-
 from rocetrace.analysis.result import Analysis
+from rocetrace.reports.data import bools, ints, sorted_findings, verdict
 
 TOP_FINDINGS = 5
 WIDTH = 120

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-from rocetrace.dissectors.opcodes import opcode_name
 
+from rocetrace.dissectors.opcodes import opcode_name
 from rocetrace.schema import PACKET_COLUMNS
 
 A, B = "10.0.0.1", "10.0.0.2"

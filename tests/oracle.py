@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+
 from rocetrace.dissectors.bth import BTH
 from rocetrace.dissectors.grh import GRH, ROCE_V1_ETHERTYPE
 from rocetrace.dissectors.header import Header
@@ -219,10 +220,11 @@ def sample_packets(seed: int = 7) -> list[Packet]:
 
 def sample_packet(code: int, variant: str, rng: random.Random) -> Packet:
     """One packet of `code` with random BTH and extended-header values."""
-    from rocetrace.dissectors.scapy_factory import roce_packet
     from scapy.layers.inet import IP, UDP
     from scapy.layers.l2 import Ether
     from scapy.layers.vxlan import VXLAN
+
+    from rocetrace.dissectors.scapy_factory import roce_packet
 
     entry = OPCODES[code]
     headers = {h.name: _random_fields(h, rng) for h in entry.headers}

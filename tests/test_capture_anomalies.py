@@ -7,13 +7,13 @@ import struct
 from pathlib import Path
 
 import pytest
-from rocetrace.dissectors.reth import RETH
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 from test_capture_formats import _pcapng, bth, frames_ts, roce_v2
 
 from rocetrace.capture import read_capture, write_capture
+from rocetrace.dissectors.reth import RETH
 from rocetrace.errors import CaptureNotFound, NotACapture, UnsupportedLinkType
 
 

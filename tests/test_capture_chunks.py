@@ -8,10 +8,10 @@ from pathlib import Path
 import dpkt
 import pandas as pd
 import pytest
-from rocetrace.dissectors.icrc import compute_icrc
 from test_capture_formats import bth, frames_ts, roce_v2
 
 from rocetrace.capture import iter_capture, read_capture, write_capture
+from rocetrace.dissectors.icrc import compute_icrc
 from rocetrace.schema import PACKET_COLUMN_NAMES, PACKET_DTYPES
 
 REPO = Path(__file__).resolve().parent.parent

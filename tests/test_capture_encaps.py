@@ -7,17 +7,17 @@ import zlib
 from pathlib import Path
 
 import pandas as pd
-from rocetrace.dissectors.aeth import AETH
-from rocetrace.dissectors.deth import DETH
-from rocetrace.dissectors.icrc import icrc_bytes
-from rocetrace.dissectors.immdt import IMMDT
-from rocetrace.dissectors.pfc import PFC
 from scapy.layers.inet import IP, UDP, IPOption_NOP
 from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
 from test_capture_formats import bth, frames_ts, roce_v2, seal
 
 from rocetrace.capture import read_capture, write_capture
+from rocetrace.dissectors.aeth import AETH
+from rocetrace.dissectors.deth import DETH
+from rocetrace.dissectors.icrc import icrc_bytes
+from rocetrace.dissectors.immdt import IMMDT
+from rocetrace.dissectors.pfc import PFC
 
 
 def decode(tmp_path: Path, frames: list[bytes], linktype: int = 1) -> pd.DataFrame:

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from rocetrace.dissectors.bth import BTH
-from rocetrace.dissectors.icrc import compute_icrc, icrc_bytes
-from rocetrace.dissectors.reth import RETH
 from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Dot1Q, Ether
 from scapy.packet import Packet, Raw
 
 from rocetrace.capture import iter_capture, read_capture, write_capture
+from rocetrace.dissectors.bth import BTH
+from rocetrace.dissectors.icrc import compute_icrc, icrc_bytes
+from rocetrace.dissectors.reth import RETH
 
 TS0 = 1_700_000_000_123_456_789
 

@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from rocetrace.dissectors import aeth, atomic, bth, cnp, deth, grh, immdt, pfc, reth, xrceth
-from rocetrace.dissectors.header import Header, NeedData
-from rocetrace.dissectors.icrc import compute_icrc, compute_icrc_v1, icrc_bytes, stored_icrc
 from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.utils import rdpcap
+
+from rocetrace.dissectors import aeth, atomic, bth, cnp, deth, grh, immdt, pfc, reth, xrceth
+from rocetrace.dissectors.header import Header, NeedData
+from rocetrace.dissectors.icrc import compute_icrc, compute_icrc_v1, icrc_bytes, stored_icrc
 
 # Sizes in bytes from the spec (IBTA 9.2-9.5, annex A17, 802.1Qbb), not from the tables.
 SPEC_SIZES: dict[Header, int] = {

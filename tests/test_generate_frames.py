@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from rocetrace.dissectors.opcodes import OPCODES
 
+from rocetrace.dissectors.opcodes import OPCODES
 from rocetrace.generate.encap import Encap
 from rocetrace.generate.frames import build_frames
 from rocetrace.generate.hosts import Hosts, make_hosts
@@ -65,9 +65,10 @@ def test_template_path_equals_reference_path(encap: Encap) -> None:
 
 
 def _scapy(row: dict[str, Any], encap: Encap, hosts: Hosts) -> bytes:
-    from rocetrace.dissectors.scapy_factory import roce_packet
     from scapy.layers.inet import IP
     from scapy.layers.l2 import Ether
+
+    from rocetrace.dissectors.scapy_factory import roce_packet
 
     headers = {
         h.name: {f: row[c] for f, c in EXT_COLUMNS.get(h.name, {}).items()}

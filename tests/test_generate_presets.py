@@ -12,9 +12,9 @@ from typing import Any
 
 import dpkt
 import pytest
+
 from rocetrace.dissectors.icrc import compute_icrc, compute_icrc_v1, stored_icrc
 from rocetrace.dissectors.opcodes import OPCODES, Operation
-
 from rocetrace.generate import PRESETS, Loss, PfcStorm, generate
 
 PSN_MOD = 1 << 24

@@ -10,6 +10,7 @@ requests, responses as RC); RoCEv2 annex A17 for CNP.
 from __future__ import annotations
 
 import pytest
+
 from rocetrace.dissectors.opcodes import (
     OPCODES,
     UNKNOWN_OPCODE_NAME,

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from rocetrace.reports import render_report
 from rocetrace.reports.synthetic import synthetic_analysis
 

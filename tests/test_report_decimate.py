@@ -7,6 +7,7 @@ import time
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
+
 from rocetrace.reports.decimate import breaks, keep_mask, thin
 from rocetrace.reports.psn import PSN_MOD, nearest_unwrapped, running_max_before, unwrap
 

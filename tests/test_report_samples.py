@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rocetrace.reports.render import render_html
 
 from rocetrace.analysis.result import Analysis
+from rocetrace.reports.render import render_html
 
 PRESETS = ("gbn-loss", "ecn-cnp", "pfc-storm")
 

@@ -10,16 +10,17 @@ from typing import Any
 import pandas as pd
 import pytest
 from oracle import reference_frames, sample_packets
+from scapy.layers.inet import IP
+from scapy.layers.l2 import Ether
+from scapy.packet import Packet, Raw
+from scapy.utils import rdpcap, wrpcap
+
 from rocetrace.dissectors.header import Header
 from rocetrace.dissectors.icrc import compute_icrc, stored_icrc
 from rocetrace.dissectors.opcodes import OPCODES
 from rocetrace.dissectors.reference import COLUMNS
 from rocetrace.dissectors.scapy_factory import cnp, finalize_icrc, pfc_frame, roce_packet
 from rocetrace.dissectors.scapy_layers import BTH, LAYERS, PFC, CNPPadding, ExtHeaderLayer
-from scapy.layers.inet import IP
-from scapy.layers.l2 import Ether
-from scapy.packet import Packet, Raw
-from scapy.utils import rdpcap, wrpcap
 
 
 def scapy_columns(pkt: Packet) -> dict[str, int]:

@@ -21,10 +21,11 @@ from oracle import (
     table_frames,
     tshark_frames,
 )
+from scapy.utils import wrpcap
+
 from rocetrace.dissectors import bth, cnp
 from rocetrace.dissectors.opcodes import OPCODES
 from rocetrace.dissectors.reference import decode_transport
-from scapy.utils import wrpcap
 
 TsharkOf = Callable[[Path], dict[int, TsharkFrame]]
 
