@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI explores the same examples every run (main stays green for the same code); locally
+# hypothesis keeps drawing new ones. Failures found either way become @example cases.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 REPO = Path(__file__).resolve().parent.parent
 REAL_CAPTURES = REPO.parent / "shared" / "captures" / "real"

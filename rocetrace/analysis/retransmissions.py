@@ -122,8 +122,8 @@ def _requester_view(pp: Prepared, model: FlowModel, eps: pd.DataFrame) -> pd.Dat
 
 def _modes(eps: pd.DataFrame, s: Stream, ep: np.ndarray, acked: np.ndarray) -> pd.Series:
     """go-back-0: resent PSNs below the expected restart point (NAK PSN or first unacked);
-    selective-repeat: most PSNs of its range skipped, or stopped short of what was sent and
-    went on with new data; go-back-n otherwise."""
+    selective-repeat: at least half the PSNs of its range skipped, or stopped short of what
+    was sent and went on with new data; go-back-n otherwise."""
     expected = np.where(eps["nak_raw"].notna(), eps["nak_raw"].fillna(0), acked + 1)
     known = eps["nak_raw"].notna().to_numpy() | (acked >= 0)
     below = known & (psn_delta(eps["start_psn"].to_numpy(), expected.astype(np.int64)) < 0)
@@ -134,7 +134,7 @@ def _modes(eps: pd.DataFrame, s: Stream, ep: np.ndarray, acked: np.ndarray) -> p
     # Resent PSNs skipped inside the episode: selective repeat resends a few PSNs and the
     # window's last one; a go-back-N whose resends were lost again covers most of its range.
     coverage = eps["units"] / (eps["last_ext"] - eps["start_ext"] + 1)
-    selective = ((eps["jumps"] > 0) & (coverage < SR_COVERAGE)).to_numpy() | short
+    selective = ((eps["jumps"] > 0) & (coverage <= SR_COVERAGE)).to_numpy() | short
     mode = np.where(below, "go-back-0", np.where(selective, "selective-repeat", "go-back-n"))
     ambiguous = ~below & ~selective & (eps["packets"] <= 2).to_numpy()
     return _resolve_ambiguous(pd.Series(mode, index=eps.index), eps["flow_id"], ambiguous)
