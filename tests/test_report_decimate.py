@@ -77,3 +77,14 @@ def test_small_flows_are_not_decimated() -> None:
     keep, stride = keep_mask(np.zeros(50, bool), np.zeros(50, bool), budget=100)
     assert keep.all() and stride == 1
     assert thin(10, 100).all() and thin(1000, 100).sum() <= 101
+
+
+def test_time_bins_never_narrower_than_the_minimum() -> None:
+    """Short captures get fewer, wider bins instead of 30 ns bins that spike past line rate."""
+    from rocetrace.reports.figures import BINS, MIN_BIN_MS, TimeBins
+
+    short = TimeBins.over(0.012)
+    assert short.width_ms >= MIN_BIN_MS
+    assert len(short.edges) - 1 == int(0.012 // MIN_BIN_MS)
+    long = TimeBins.over(1000.0)
+    assert len(long.edges) - 1 == BINS
