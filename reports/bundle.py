@@ -20,19 +20,13 @@ from typing import Any
 
 import pandas as pd
 
+from rocetrace.analysis.naks import NAK_KINDS
 from rocetrace.analysis.result import Analysis
 from rocetrace.errors import CaptureNotFound, NotACapture, OutputError
 from rocetrace.reports.header import capture_mapping
 
 BUNDLE_SCHEMA = "rocetrace.bundle/1"
 TABLES = ("packets", "flows", "retransmissions", "naks", "cnps", "pfc", "findings")
-NAK_KINDS = (
-    "psn_sequence_error",
-    "rnr",
-    "invalid_request",
-    "remote_access_error",
-    "remote_operational_error",
-)
 
 
 def save_bundle(analysis: Analysis, path: str | Path) -> Path:
