@@ -15,9 +15,10 @@ from scapy.layers.l2 import Dot1Q, Ether
 from scapy.packet import Packet, Padding, Raw
 
 from rocetrace.dissectors.cnp import CNP_OPCODE
+from rocetrace.dissectors.mad import CM_MESSAGES, GSI_Q_KEY, GSI_QP, MAD_SIZE, CmAttr
 from rocetrace.dissectors.opcodes import lookup
 from rocetrace.dissectors.pfc import PFC_DST_MAC, PFC_ETHERTYPE
-from rocetrace.dissectors.scapy_layers import BTH, GRH, LAYERS, PFC, ROCE_V2_UDP_PORT
+from rocetrace.dissectors.scapy_layers import BTH, GRH, LAYERS, MAD, PFC, ROCE_V2_UDP_PORT
 
 ETHERNET_MIN_FRAME = 60  # without FCS
 CNP_DSCP = 48
@@ -89,6 +90,41 @@ def cnp(dest_qp: int, *, becn: int = 1, tos: int = CNP_DSCP << 2, **kw: Any) -> 
     BECN set and DSCP 48 by default, as NICs send them (and as scapy.contrib.roce's cnp).
     """
     return roce_packet(CNP_OPCODE, dest_qp=dest_qp, becn=becn, tos=tos, **kw)
+
+
+UD_SEND_ONLY = 0x64
+
+
+def cm_mad(
+    kind: str | int,
+    *,
+    transaction_id: int = 1,
+    psn: int = 0,
+    private_data: bytes = b"",
+    src_ip: str = "192.0.2.1",
+    dst_ip: str = "192.0.2.2",
+    **message_fields: int,
+) -> Packet:
+    """A CM MAD as RDMA CM sends it: UD SEND ONLY to QP1 from QP1, Q_Key 0x80010000.
+
+    `kind` is a CM attribute name ("REQ", "REP", "RTU", "DREQ", "DREP", "REJ", "MRA") or
+    ID; `message_fields` are that message's fields by spec name (local_comm_id, local_qpn,
+    starting_psn, ...). Returned dissected, so `pkt[CM_REQ].local_qpn` works.
+    """
+    attr = CmAttr[kind] if isinstance(kind, str) else CmAttr(kind)
+    if attr not in CM_MESSAGES:
+        raise ValueError(f"no table for CM attribute {attr.name}")
+    message = LAYERS[CM_MESSAGES[attr]](**message_fields)
+    body = MAD(transaction_id=transaction_id, attribute_id=attr) / message / Raw(private_data)
+    mad_bytes = bytes(body).ljust(MAD_SIZE, b"\x00")
+    if len(mad_bytes) > MAD_SIZE:
+        raise ValueError(f"private data makes the MAD {len(mad_bytes)} bytes, not {MAD_SIZE}")
+    deth = {"q_key": GSI_Q_KEY, "src_qp": GSI_QP}
+    pkt = roce_packet(
+        UD_SEND_ONLY, payload=mad_bytes, headers={"DETH": deth}, dest_qp=GSI_QP, psn=psn,
+        src_ip=src_ip, dst_ip=dst_ip,
+    )  # fmt: skip
+    return Ether(bytes(pkt))
 
 
 def pfc_frame(quanta: Mapping[int, int], src_mac: str = _MAC_A) -> Packet:

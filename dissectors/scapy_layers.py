@@ -9,8 +9,10 @@ Import this module explicitly (scapy is slow to import):
     >>> from rocetrace.dissectors.scapy_factory import roce_packet, cnp
 
 Bindings: UDP dport 4791 -> BTH, EtherType 0x8915 -> GRH -> BTH (next header 0x1B),
-EtherType 0x8808 -> PFC. `scapy.contrib.roce` binds UDP 4791 and 0x8915 too; whichever
-of the two modules is imported first, these bindings are put first and win dissection.
+EtherType 0x8808 -> PFC; a DETH to QP1 (the GSI QP) -> MAD -> the CM message of its
+attribute ID (REQ, REP, RTU, ...), then Raw (PrivateData). `scapy.contrib.roce` binds UDP
+4791 and 0x8915 too; whichever of the two modules is imported first, these bindings are put
+first and win dissection.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Dot1Q, Ether
 from scapy.packet import Packet, Raw, bind_layers
 
-from rocetrace.dissectors import aeth, atomic, bth, cnp, deth, grh, immdt, pfc, reth, xrceth
+from rocetrace.dissectors import aeth, atomic, bth, cnp, deth, grh, immdt, mad, pfc, reth, xrceth
 from rocetrace.dissectors.header import Header
 from rocetrace.dissectors.icrc import ICRC_LEN, compute_icrc, compute_icrc_v1, icrc_bytes
 from rocetrace.dissectors.opcodes import lookup
@@ -34,6 +36,8 @@ ROCE_V2_UDP_PORT = 4791
 _HEX_FIELDS = frozenset(
     {"va", "r_key", "q_key", "dest_qp", "src_qp", "xrc_srqn", "ee_context", "sgid", "dgid"}
     | {"pkey", "class_enable", "opcode", "syndrome", "immdt", "orig_rem_dt"}
+    | {"transaction_id", "attribute_id", "local_comm_id", "remote_comm_id", "service_id"}
+    | {"local_ca_guid", "local_q_key", "local_qpn", "remote_qpn_eecn", "partition_key"}
 )
 
 
@@ -52,9 +56,7 @@ class ExtHeaderLayer(Packet):
     header: ClassVar[Header]
 
     def guess_payload_class(self, payload: bytes) -> type[Packet]:
-        below = self.underlayer
-        while below is not None and not isinstance(below, BTH):
-            below = below.underlayer
+        below = _bth_above(self)
         entry = lookup(below.opcode) if below is not None else None
         if entry is None or self.header not in entry.headers:
             return Raw
@@ -80,9 +82,17 @@ class AETH(ExtHeaderLayer):
 
 
 class DETH(ExtHeaderLayer):
+    """Datagram ETH; what a UD packet to QP1 carries is a MAD."""
+
     name = "DETH"
     header = deth.DETH
     fields_desc = scapy_fields(deth.DETH)
+
+    def guess_payload_class(self, payload: bytes) -> type[Packet]:
+        successor = super().guess_payload_class(payload)
+        bth_layer = _bth_above(self)
+        to_gsi = bth_layer is not None and bth_layer.dest_qp == mad.GSI_QP
+        return MAD if successor is Raw and to_gsi and len(payload) >= mad.MAD_SIZE else successor
 
 
 class RDETH(ExtHeaderLayer):
@@ -127,6 +137,42 @@ class CNPPadding(ExtHeaderLayer):
     name = "CNP padding"
     header = cnp.CNP_PAYLOAD
     fields_desc = scapy_fields(cnp.CNP_PAYLOAD)
+
+
+class MAD(Packet):
+    """MAD common header (IBTA 13.4.3); a CM MAD continues with its message by attribute ID."""
+
+    name = "MAD"
+    header = mad.MAD_HEADER
+    fields_desc = scapy_fields(
+        mad.MAD_HEADER,
+        {"base_version": mad.MAD_BASE_VERSION, "mgmt_class": mad.CM_MGMT_CLASS}
+        | {"class_version": mad.CM_CLASS_VERSION, "method": mad.METHOD_SEND},
+    )
+
+    def guess_payload_class(self, payload: bytes) -> type[Packet]:
+        if self.mgmt_class != mad.CM_MGMT_CLASS:
+            return Raw
+        message = mad.CM_MESSAGES.get(self.attribute_id)
+        return LAYERS[message] if message is not None else Raw
+
+
+class CmMessage(Packet):
+    """The fixed fields of a CM message; its PrivateData (and MAD padding) follow as Raw."""
+
+    header: ClassVar[Header]
+
+
+def _cm_layer(header: Header) -> type[CmMessage]:
+    """A CmMessage subclass for one CM table (seven messages, one shape)."""
+    fields = scapy_fields(header)
+    return type(header.name, (CmMessage,), {"name": header.name, "header": header,
+                                            "fields_desc": fields})  # fmt: skip
+
+
+CM_REQ, CM_REP, CM_RTU = (_cm_layer(h) for h in (mad.CM_REQ, mad.CM_REP, mad.CM_RTU))
+CM_DREQ, CM_DREP = _cm_layer(mad.CM_DREQ), _cm_layer(mad.CM_DREP)
+CM_REJ, CM_MRA = _cm_layer(mad.CM_REJ), _cm_layer(mad.CM_MRA)
 
 
 class BTH(Packet):
@@ -182,7 +228,8 @@ class PFC(Packet):
 
 _ALL_LAYERS: tuple[type[Packet], ...] = (
     *(RETH, FETH, AETH, DETH, RDETH, ImmDt, IETH, XRCETH, AtomicETH, AtomicAckETH),
-    *(CNPPadding, BTH, GRH, PFC),
+    *(CNPPadding, BTH, GRH, PFC, MAD),
+    *(CM_REQ, CM_REP, CM_RTU, CM_DREQ, CM_DREP, CM_REJ, CM_MRA),
 )
 LAYERS: dict[Header, type[Packet]] = {cls.header: cls for cls in _ALL_LAYERS}
 
@@ -190,6 +237,14 @@ LAYERS: dict[Header, type[Packet]] = {cls.header: cls for cls in _ALL_LAYERS}
 def next_layer(headers: tuple[Header, ...], index: int) -> type[Packet]:
     """The layer of headers[index], or Raw (payload, pad) past the last extended header."""
     return LAYERS[headers[index]] if index < len(headers) else Raw
+
+
+def _bth_above(layer: Packet) -> BTH | None:
+    """The BTH this extended header (or MAD) follows, None for a layer built alone."""
+    below = layer.underlayer
+    while below is not None and not isinstance(below, BTH):
+        below = below.underlayer
+    return below
 
 
 def _icrc_from_underlayers(layer: Packet, data: bytes) -> int:
@@ -222,11 +277,19 @@ bind_layers(GRH, BTH, next_hdr=grh.GRH_NEXT_HEADER_BTH)
 __all__ = [
     "AETH",
     "BTH",
+    "CM_DREP",
+    "CM_DREQ",
+    "CM_MRA",
+    "CM_REJ",
+    "CM_REP",
+    "CM_REQ",
+    "CM_RTU",
     "DETH",
     "FETH",
     "GRH",
     "IETH",
     "LAYERS",
+    "MAD",
     "PFC",
     "RDETH",
     "RETH",
@@ -234,6 +297,7 @@ __all__ = [
     "AtomicAckETH",
     "AtomicETH",
     "CNPPadding",
+    "CmMessage",
     "ExtHeaderLayer",
     "ImmDt",
     "next_layer",
