@@ -15,7 +15,7 @@ from rocetrace.generate.capture import capture
 from rocetrace.generate.frames import build_frames
 from rocetrace.generate.hosts import make_hosts
 from rocetrace.generate.presets import preset
-from rocetrace.generate.scenario import Scenario
+from rocetrace.generate.scenario import BULK_OPS, Scenario
 from rocetrace.generate.sidecar import (
     SCHEMA,
     STORM_S,
@@ -68,9 +68,12 @@ def resolve(scenario: str | Scenario, overrides: dict[str, Any]) -> Scenario:
     sc.validate()
     faults = sc.losses or sc.pfc_storm or sc.ce_rate or sc.kmax_bytes or sc.rnr_naks
     if sc.bulk and (
-        faults or sc.transport != "RC" or set(sc.ops) != {"write"} or sc.capture_drop_rate
+        faults or sc.transport != "RC" or not set(sc.ops) <= set(BULK_OPS) or sc.capture_drop_rate
     ):
-        raise ValueError("the bulk path writes fault-free RC WRITE traffic only; use a preset")
+        raise ValueError(
+            f"the bulk path writes fault-free RC traffic of {', '.join(BULK_OPS)} only; "
+            "use a preset"
+        )
     if sc.bulk and (sc.vxlan_vni is not None or sc.roce_v1 or sc.ip_version == 6):
         raise ValueError("the bulk path writes RoCEv2 over IPv4 only")
     return sc

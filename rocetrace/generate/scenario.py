@@ -8,6 +8,7 @@ from typing import Any
 RECOVERY_MODES = ("go-back-n", "go-back-0", "selective-repeat")
 VANTAGES = ("sender", "receiver", "mirror")
 OPS = ("write", "write_imm", "send", "send_imm", "read", "cmp_swap", "fetch_add")
+BULK_OPS = ("write", "write_imm", "send", "send_imm", "read")  # the vectorized path's ops
 LOSS_DIRECTIONS = ("request", "response", "any")
 LOSS_KINDS = ("data", "ack", "nak", "read_response", "any")
 
