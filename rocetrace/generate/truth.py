@@ -99,15 +99,21 @@ def find_flows(table: PacketTable, hosts: Hosts) -> list[FlowRows]:
 
 
 def read_gaps(table: PacketTable, rows: np.ndarray, messages: list[Message]) -> int:
-    """Response PSNs skipped within each READ (a later response of the same READ came first)."""
-    total = 0
+    """Response PSNs skipped within each READ (a later response of the same READ came first).
+    Vectorized over all READs of the flow: a running maximum per READ, in capture order."""
     resp = rows[np.isin(table["opcode"][rows], READ_RESPONSES)]
-    for msg in np.unique(table["msg"][resp]):
-        m = messages[int(msg)]
-        k = (table["psn"][resp[table["msg"][resp] == msg]].astype(np.int64) - m.first) % PSN_MOD
-        hi = np.maximum.accumulate(np.concatenate([[-1], k]))[:-1]
-        total += int(np.clip(k - hi - 1, 0, None).sum())
-    return total
+    if not len(resp):
+        return 0
+    reads, group = np.unique(table["msg"][resp], return_inverse=True)
+    first = np.array([messages[int(m)].first for m in reads], dtype=np.int64)[group]
+    k = (table["psn"][resp].astype(np.int64) - first) % PSN_MOD
+    order = np.argsort(group, kind="stable")
+    g, k = group[order].astype(np.int64), k[order]
+    lift = 2 * PSN_MOD * g  # each READ's offsets above every earlier READ's: one running max
+    hi = np.maximum.accumulate(k + lift) - lift
+    prev = np.concatenate([[-1], hi[:-1]])
+    prev[np.concatenate([[True], g[1:] != g[:-1]])] = -1
+    return int(np.clip(k - prev - 1, 0, None).sum())
 
 
 def nak_counts(table: PacketTable, rows: np.ndarray) -> dict[str, int]:
