@@ -199,11 +199,14 @@ def number_ip_ids(t: PacketTable) -> None:
 
 def messages(sc: Scenario, conns: list[Conn], n: int) -> list[Message]:
     """Every message, completed, numbered QP by QP as the event model numbers them."""
-    out = []
-    for c in conns:
-        for k in range(sc.messages):
-            first, va = c.start_psn + k * n, VA_BASE + c.idx * (1 << 32) + k * sc.message_size
-            op = sc.ops[k % len(sc.ops)]
-            out.append(Message(c.idx * sc.messages + k, c.idx, op, sc.message_size, first, n, va,
-                               status="completed", resp_next=first + n))  # fmt: skip
-    return out
+    k = np.tile(np.arange(sc.messages, dtype=np.int64), len(conns))
+    conn = np.repeat(np.arange(len(conns)), sc.messages)
+    first = np.array([c.start_psn for c in conns], dtype=np.int64)[conn] + k * n
+    va = VA_BASE + conn * (1 << 32) + k * sc.message_size
+    ops = [sc.ops[j % len(sc.ops)] for j in range(sc.messages)] * len(conns)
+    size = sc.message_size
+    columns = zip(conn.tolist(), ops, first.tolist(), va.tolist(), strict=True)
+    return [
+        Message(i, c, op, size, f, n, v, "completed", f + n)
+        for i, (c, op, f, v) in enumerate(columns)
+    ]
