@@ -16,9 +16,10 @@ PRESETS: dict[str, Scenario] = {
     ),
     "bulk": Scenario(
         name="bulk",
-        description="Fault-free WRITE traffic built on the vectorized path (>= 200 k packets/s); "
+        description="Fault-free RC mix at line rate on 8 QPs (WRITE, SEND, READ with its "
+        "responses, coalesced ACKs), built on the vectorized path (>= 200 k packets/s); "
         "scale it with --packets.",
-        qps=8, ops=("write",), messages=64, message_size=65536, bulk=True,
+        qps=8, ops=("write", "send", "read"), messages=64, message_size=65536, bulk=True,
     ),
     "gbn-loss": Scenario(
         name="gbn-loss",
