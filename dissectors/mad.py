@@ -186,7 +186,7 @@ def decode_cm_mad(payload: bytes) -> dict[str, int]:
 
 
 def encode_cm_mad(
-    attr: int, transaction_id: int, private_data: bytes = b"", **fields: int
+    attr: int, transaction_id: int, *, private_data: bytes = b"", **fields: int
 ) -> bytes:
     """A 256-byte CM MAD (method Send): header, the message's fields, PrivateData, zeros."""
     header = MAD_HEADER.encode(

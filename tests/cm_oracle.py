@@ -151,7 +151,7 @@ def reference_cm_mads(path: Path) -> list[Mad]:
                 continue
             payload = transport[BTH.size + DETH.size : -4]
             src, dst = (_ip_text(eth.data.src), _ip_text(eth.data.dst))
-            mads.append(Mad(number, round(ts * 1e9), src, dst, decode_cm_mad(payload)))
+            mads.append(Mad(number, round(ts * 1_000_000_000), src, dst, decode_cm_mad(payload)))
     return mads
 
 

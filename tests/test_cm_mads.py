@@ -182,7 +182,7 @@ def test_scapy_build_then_dissect_round_trip(kind: str, fields: dict[str, int]) 
     payload = raw[14 + 20 + 8 + 12 + 8 : -4]
     decoded = decode_cm_mad(payload)
     assert {k: decoded[f"cm_{k}"] for k in fields} == fields
-    assert payload == encode_cm_mad(CmAttr[kind], 0x1234_5678, b"hello", **fields)
+    assert payload == encode_cm_mad(CmAttr[kind], 0x1234_5678, private_data=b"hello", **fields)
 
 
 def _layers(pkt: Packet) -> list[Packet]:

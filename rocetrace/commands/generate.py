@@ -68,7 +68,7 @@ def overrides_from(name: str, o: dict[str, Any]) -> dict[str, Any]:
     ov.update(ops=tuple(o["ops"].split(",")) if o["ops"] else None)
     flags = {"ipv6": ("ip_version", 6), "roce_v1": ("roce_v1", True), "us": ("nanosecond", False),
              "cnp_on_oos": ("cnp_on_oos", True), "no_dcqcn": ("dcqcn", False),
-             "udp_sport_collision": ("udp_sport_collision", True)}  # fmt: skip
+             "udp_sport_collision": ("udp_sport_collision", True), "cm": ("cm", True)}  # fmt: skip
     ov.update({field: value for flag, (field, value) in flags.items() if o[flag]})
     ov["malformed"] = tuple(o["malformed"]) or None
     if o["packets"]:
@@ -124,6 +124,8 @@ _OPTIONS = [
     click.option("--cnp-on-oos", is_flag=True, help="send a CNP with each PSN sequence NAK"),
     click.option("--no-dcqcn", is_flag=True, help="senders ignore CNPs"),
     click.option("--udp-sport-collision", is_flag=True, help="every QP on UDP source port 49152"),
+    click.option("--cm", is_flag=True, help="RDMA CM setup MADs (REQ, REP, RTU) before each RC/UC "
+                 "connection's traffic, DREQ/DREP after it"),
     click.option("--capture-drop-rate", type=float, help="chance a sniffer drop burst starts"),
     click.option("--capture-drop-burst", type=int, help="frames per sniffer drop burst"),
     click.option("--malformed", multiple=True,

@@ -96,12 +96,18 @@ def generate(
     """Write a synthetic capture and its truth sidecar; the same seed gives the same bytes."""
     sc = resolve(scenario, overrides)
     all_rows, res = simulate(sc, seed)
+    cm_plan = None
+    if sc.cm:
+        from rocetrace.generate.cm import add_cm_exchange
+
+        all_rows, cm_plan = add_cm_exchange(all_rows, res, sc, seed)
     got = capture(all_rows, sc, np.random.default_rng([seed, 1]))
     table = got.table
     if not sc.nanosecond:
         table.cols["ts"] = table["ts"] // 1000 * 1000
     hosts = make_hosts(res.hosts, 6 if (sc.ip_version == 6 or sc.roce_v1) else 4)
-    frames = build_frames(table, encap_of(sc), hosts, snaplen=sc.snaplen)
+    payloads = cm_plan.payloads if cm_plan else ()
+    frames = build_frames(table, encap_of(sc), hosts, payloads, snaplen=sc.snaplen)
     table.cols["wire_len"] = frames.wire.astype(np.uint32)
     write_capture(
         out_path, table["ts"], (frames.flat, frames.offsets, frames.lengths), wire_lens=frames.wire,
@@ -116,6 +122,8 @@ def generate(
         "capture_drops": drops_truth(got.drops, hosts), "messages": message_summary(res),
         "packets_on_wire": len(all_rows),
     }  # fmt: skip
+    if cm_plan:
+        data["cm_connections"] = cm_plan.truth(hosts)
     data["findings"] = expected_findings(data, sc, res)
     path = truth_path(out_path)
     text = json.dumps(data, indent=1) + "\n"
