@@ -2,10 +2,11 @@
 
     python benchmarks/bench_decode.py [--packets 1000000] [--workdir DIR]
 
-Generates a RoCEv2 capture (RC WRITE / SEND / ACK / READ on several QPs, snap length 128),
-then times, each as a whole process with its peak RSS: `rocetrace decode -o x.parquet` with
-an empty numba cache (cold) and again (warm), `tshark -T fields` extracting the same
-fields, and a dpkt loop; plus in-process decode throughput and bytes per packet.
+Generates a RoCEv2 capture with `rocetrace generate bulk` (bulk_capture.py: RC WRITE, SEND
+and READ with ACKs and READ responses on 16 QPs at line rate, snap length 128), then times,
+each as a whole process with its peak RSS: `rocetrace decode -o x.parquet` with an empty
+numba cache (cold) and again (warm), `tshark -T fields` extracting the same fields, and a
+dpkt loop; plus in-process decode throughput and bytes per packet.
 More processes (e.g. `rocetrace analyze --json`) go in `process_runs`.
 """
 
@@ -22,7 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-GENERATE = "import sys; from pathlib import Path; from benchmarks.synth import synth_capture; synth_capture(Path(sys.argv[1]), n=int(sys.argv[2]))"  # noqa: E501
+sys.path.insert(0, str(REPO))
+
+from benchmarks.bulk_capture import generate_in_child  # noqa: E402
 
 TSHARK_FIELDS = (
     "frame.number", "ip.src", "ip.dst", "ip.dsfield.dscp", "ip.dsfield.ecn", "udp.srcport",
@@ -127,28 +130,18 @@ def in_process(capture: Path) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--packets", type=int, default=1_000_000)
+    parser.add_argument("--packets", type=int, default=1_000_000, help="about this many")
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="rocetrace-bench-"))
     work.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
-    # Generate in a child: this process stays small, so its children's peak RSS is theirs.
     capture = work / "bench.pcap"
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    subprocess.run(
-        [sys.executable, "-c", GENERATE, str(capture), str(args.packets)], env=env, check=True
-    )
-    size_mb = capture.stat().st_size / 1e6
-    took = time.perf_counter() - start
-    print(f"capture: {capture} ({args.packets} packets, snap 128, {size_mb:.0f} MB), {took:.1f} s")
+    packets = generate_in_child(capture, args.packets)
     runs = [measure(r) for r in process_runs(capture, work)]
     rate, per_packet = in_process(capture)
     print(f"\n{'process':34} {'seconds':>8} {'packets/s':>12} {'peak RSS MB':>12}")
     for r in runs:
-        print(
-            f"{r.name:34} {r.seconds:8.2f} {args.packets / r.seconds:12,.0f} {r.peak_rss_mb:12.0f}"
-        )
+        print(f"{r.name:34} {r.seconds:8.2f} {packets / r.seconds:12,.0f} {r.peak_rss_mb:12.0f}")
     tshark = next((r for r in runs if r.name.startswith("tshark")), None)
     warm = runs[1]
     if tshark:
