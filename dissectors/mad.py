@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from rocetrace.dissectors.header import Header, NeedData
+from rocetrace.dissectors.header import Field, Header, NeedData
 
 GSI_QP = 1
 GSI_Q_KEY = 0x80010000  # the well-known Q_Key of QP1 (IBTA 13.5.3.1)
@@ -168,6 +168,23 @@ CM_MESSAGES: dict[int, Header] = {
     CmAttr.DREP: CM_DREP,
 }
 """Attribute ID -> the fixed part of its CM message (what follows the MAD header)."""
+
+
+PAIRING_FIELDS: dict[str, dict[int, str]] = {
+    "cm_local_comm_id": {attr: "local_comm_id" for attr in CM_MESSAGES},
+    "cm_remote_comm_id": {attr: "remote_comm_id" for attr in CM_MESSAGES if attr != CmAttr.REQ},
+    "cm_local_qpn": {CmAttr.REQ: "local_qpn", CmAttr.REP: "local_qpn"},
+    "cm_starting_psn": {CmAttr.REQ: "starting_psn", CmAttr.REP: "starting_psn"},
+    "cm_reason": {CmAttr.REJ: "reason"},
+}
+"""Packet-table column -> the CM field it holds, per attribute (NA for other attributes):
+what `rocetrace.analysis.cm` pairs connections from."""
+
+
+def field_in_mad(attr: int, name: str) -> Field:
+    """A CM message field placed from the start of the MAD, for vectorized gathers."""
+    f = CM_MESSAGES[attr].field(name)
+    return Field(f.name, f.bits, MAD_HEADER.size * 8 + f.bit_offset)
 
 
 def decode_cm_mad(payload: bytes) -> dict[str, int]:

@@ -136,6 +136,7 @@ class Mad:
     src_ip: str
     dst_ip: str
     values: dict[str, int]
+    raw: bytes  # the 256 MAD bytes
 
 
 def reference_cm_mads(path: Path) -> list[Mad]:
@@ -151,7 +152,9 @@ def reference_cm_mads(path: Path) -> list[Mad]:
                 continue
             payload = transport[BTH.size + DETH.size : -4]
             src, dst = (_ip_text(eth.data.src), _ip_text(eth.data.dst))
-            mads.append(Mad(number, round(ts * 1_000_000_000), src, dst, decode_cm_mad(payload)))
+            mads.append(
+                Mad(number, round(ts * 1_000_000_000), src, dst, decode_cm_mad(payload), payload)
+            )
     return mads
 
 

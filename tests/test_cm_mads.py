@@ -19,9 +19,11 @@ from rocetrace.dissectors.mad import (
     CM_REQ,
     GSI_Q_KEY,
     MAD_HEADER,
+    PAIRING_FIELDS,
     CmAttr,
     decode_cm_mad,
     encode_cm_mad,
+    field_in_mad,
 )
 from rocetrace.dissectors.scapy_factory import cm_mad
 from rocetrace.dissectors.scapy_layers import DETH, MAD, CmMessage
@@ -221,3 +223,18 @@ def test_other_management_classes_decode_the_header_only() -> None:
     subnet_admin = bytearray(encode_cm_mad(CmAttr.RTU, 1))
     subnet_admin[1] = 0x03
     assert not any(k.startswith("cm_") for k in decode_cm_mad(bytes(subnet_admin)))
+
+
+def test_pairing_fields_gathered_from_the_mad_start_equal_the_decode(
+    real_captures: list[Path],
+) -> None:
+    """What a vectorized decoder would gather with `field_in_mad` (byte_offset, byte_span,
+    shift, mask) equals the reference decode, for every pairing column."""
+    mads = [m for name in CM_CAPTURES for m in reference_cm_mads(_capture(real_captures, name))]
+    for m in mads:
+        attr = CmAttr(m.values["mad_attribute_id"])
+        for column, by_attr in PAIRING_FIELDS.items():
+            if attr in by_attr:
+                f = field_in_mad(attr, by_attr[attr])
+                word = int.from_bytes(m.raw[f.byte_offset : f.byte_offset + f.byte_span], "big")
+                assert (word >> f.shift) & f.mask == m.values[column], (attr.name, column)
