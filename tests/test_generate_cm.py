@@ -34,11 +34,7 @@ def test_cm_connections_finds_the_truth_again(clean_cm: tuple[Path, dict[str, An
     found = cm_connections(mad_table(reference_cm_mads(path)))
     expected = truth["cm_connections"]
     assert len(expected) == 4  # the clean preset's 4 RC QPs
-    assert [{k: _plain(r[k]) for k in expected[0]} for r in found.to_dict("records")] == expected
-
-
-def _plain(value: Any) -> Any:
-    return bool(value) if isinstance(value, bool) or type(value).__name__ == "bool_" else value
+    assert [{k: r[k] for k in expected[0]} for r in found.to_dict("records")] == expected
 
 
 def test_the_traffic_uses_the_qpns_and_psns_the_mads_announce(

@@ -23,7 +23,8 @@ Input contract (`MAD_DTYPES`), one row per CM MAD (management class 0x07) as cap
 | cm_local_qpn, cm_starting_psn | REQ and REP only, else NA |
 | cm_reason | REJ only: the rejection reason code (IBTA table 112), else NA |
 
-`MAD_COLUMNS` maps each column to its key in `rocetrace.dissectors.mad.decode_cm_mad`.
+`MAD_COLUMNS` maps each column to its key in `rocetrace.dissectors.mad.decode_cm_mad`; a
+vectorized decoder gathers the `cm_*` ones with `mad.PAIRING_FIELDS` and `mad.field_in_mad`.
 Repeated MADs (CM retries) count once; a REP whose REQ was not captured still makes a
 connection, with the requester's QPN and Starting PSN NA.
 """
