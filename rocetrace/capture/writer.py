@@ -2,7 +2,7 @@
 
 The generator and the benchmark build millions of frames as one byte buffer plus offsets;
 this module lays the record headers and frame bytes out in one output buffer with numpy
-and a small numba copy kernel, then writes it (gzip-compressed when the name ends in .gz).
+and a small C copy kernel, then writes it (gzip-compressed when the name ends in .gz).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from typing import Literal
 
 import numpy as np
 
-from rocetrace.capture import _numba_cache  # noqa: F401  (sets NUMBA_CACHE_DIR first)
 from rocetrace.capture.kernels import copy_records
 
 FrameArrays = tuple[np.ndarray, np.ndarray, np.ndarray]

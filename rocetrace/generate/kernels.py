@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from rocetrace.capture import _numba_cache  # noqa: F401  (cache dir before compiling)
 from rocetrace.dissectors.icrc import crc32_table
+from rocetrace.generate import _numba_cache  # noqa: F401  (cache dir before compiling)
 
 CRC_TABLE = crc32_table()
 

@@ -1,10 +1,11 @@
-"""Point numba's on-disk cache at a user-writable directory before any kernel is compiled.
+"""Point numba's on-disk cache at a user-writable directory before any generator kernel is
+compiled.
 
-Installed packages usually live where the user cannot write, and then every CLI run would
-pay the first-call compile again; the user cache directory is written once per machine.
-The directory is keyed by the capture kernels' sources: numba invalidates a cached kernel when its
-own file changes but not when a kernel it calls in another file does, and a stale callee
-crashes the process.
+Installed packages usually live where the user cannot write, and then every generator run
+would pay the first-call compile again; the user cache directory is written once per machine.
+The directory is keyed by the generator kernels' source (generate/kernels.py): numba
+invalidates a cached kernel when its own file changes but not when a kernel it calls in
+another file does, and a stale callee crashes the process.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from pathlib import Path
 import platformdirs
 
 _HERE = Path(__file__).resolve().parent
-# The kernels' modules, and the schema whose category codes are compiled into them.
-_KEYED = (*sorted(_HERE.glob("*.py")), _HERE.parent / "schema.py")
+# The modules whose numba kernels are compiled with this cache directory.
+_KEYED = (_HERE / "kernels.py",)
 
 
 def _sources_key() -> str:
@@ -51,7 +52,7 @@ def _skip_blas_probe() -> None:
     """Keep numba from importing scipy.linalg (0.2 s) when its CPU target first loads.
 
     numba.np.arraymath asks numba.np.linalg.ensure_blas() at import whether BLAS exists, only
-    to choose how np.correlate / np.convolve compile; no capture kernel uses either. The first
+    to choose how np.correlate / np.convolve compile; no generator kernel uses either. The first
     call (that probe) is answered by whether scipy is installed at all, and puts the original
     back, so every later linear-algebra compile checks for real.
     """

@@ -1,0 +1,61 @@
+# The C module rocetrace.capture._kernels (rocetrace/capture/_kernels.c). Arrays are any
+# C-contiguous buffers of the stated element type; per-frame kernels take [start, stop).
+from typing import Any
+
+# fmt: off
+
+Array = Any
+
+CODE_NAMES: tuple[str, ...]
+MAX_INTERFACES: int
+MAX_RECORD: int
+MAX_OFFSET: int
+
+def configure(values: tuple[int, ...], /) -> None: ...
+def scan_pcap(
+    buf: Array, pos: int, big: bool, frac_ns: int, linktype: int, limit: int,
+    out_off: Array, out_cap: Array, out_wire: Array, out_ts: Array, out_lt: Array, /,
+) -> tuple[int, int, int]: ...
+def scan_pcapng(
+    buf: Array, pos: int, state: Array, if_lt: Array, if_res: Array, if_snap: Array,
+    if_offs: Array, limit: int, out_off: Array, out_cap: Array, out_wire: Array,
+    out_ts: Array, out_lt: Array, /,
+) -> tuple[int, int, int]: ...
+def units_to_ns(units: int, tsresol: int, /) -> int: ...
+def link_stage(
+    buf: Array, base: Array, caps: Array, lts: Array, slots: Array, p: Array, etype: Array,
+    anomaly: Array, start: int, stop: int, /,
+) -> None: ...
+def vlan_stage(
+    buf: Array, base: Array, caps: Array, slots: Array, p: Array, etype: Array,
+    anomaly: Array, start: int, stop: int, /,
+) -> None: ...
+def l3_stage(
+    buf: Array, base: Array, caps: Array, slots: Array, p: Array, etype: Array, encap: Array,
+    anomaly: Array, roce: Array, ports: Array, inner: bool, start: int, stop: int, /,
+) -> None: ...
+def inner_stage(
+    buf: Array, base: Array, caps: Array, slots: Array, p: Array, etype: Array,
+    anomaly: Array, start: int, stop: int, /,
+) -> None: ...
+def roce_stage(
+    buf: Array, base: Array, caps: Array, slots: Array, roce: Array, lut_off: Array,
+    lut_len: Array, table: Array, payload: Array, icrc_out: Array, status: Array,
+    anomaly: Array, start: int, stop: int, /,
+) -> None: ...
+def gather_columns(
+    buf: Array, base: Array, caps: Array, slots: Array, spec: Array, masks: Array,
+    out8: Array, out16: Array, out32: Array, out64: Array, flags: Array, vbits: Array,
+    counts: Array, start: int, stop: int, /,
+) -> None: ...
+def address_keys(
+    buf: Array, base: Array, caps: Array, slots: Array, spec: Array, key_hi: Array,
+    key_lo: Array, key_kind: Array, start: int, stop: int, /,
+) -> None: ...
+def factorize_keys(
+    key_hi: Array, key_lo: Array, key_kind: Array, codes: Array, first: Array, /
+) -> int: ...
+def copy_records(
+    out: Array, starts: Array, rec: Array, buf: Array, offsets: Array, caps: Array,
+    trailer: Array, rec_len: Array, /,
+) -> None: ...
