@@ -94,9 +94,8 @@ def cnp_table(pp: Prepared, model: FlowModel) -> pd.DataFrame:
 def congestion_per_flow(pp: Prepared, model: FlowModel, cnps: pd.DataFrame) -> pd.DataFrame:
     """Per flow: CE-marked packets, CNPs received for it, CNPs without CE, CNP interval."""
     n = len(model)
-    ce = (pp.ecn == 3) & (model.flow_id >= 0) & (pp.kind != CNP)
     out = pd.DataFrame(index=pd.RangeIndex(n))
-    out["ecn_ce_packets"] = np.bincount(model.flow_id[ce], minlength=n)
+    out["ecn_ce_packets"] = model.ecn[:, 3]  # CNPs belong to no flow
     known = cnps[cnps["flow_id"].notna()]
     fid = known["flow_id"].astype(np.int64).to_numpy()
     out["cnps"] = np.bincount(fid, minlength=n)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rocetrace.analysis.flows import UD, FlowModel
+from rocetrace.analysis.order import group_starts, stable_order
 from rocetrace.analysis.prepared import (
     ATOMIC_ACK,
     PSN_MOD,
@@ -43,12 +44,6 @@ class Stream:
         return len(self.idx)
 
 
-def group_starts(flow: np.ndarray) -> np.ndarray:
-    starts = np.ones(len(flow), bool)
-    starts[1:] = flow[1:] != flow[:-1]
-    return starts
-
-
 def unwrap(psn: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Unwrap 24-bit PSNs within each group by accumulating signed modular steps."""
     if len(psn) == 0:
@@ -75,9 +70,13 @@ def running_max_before(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
 
 
 def build_stream(idx: np.ndarray, flow: np.ndarray, psn: np.ndarray, span: np.ndarray) -> Stream:
-    """Rows already in frame order; sort by flow, unwrap, mark resends and gaps."""
-    order = np.argsort(flow, kind="stable")
-    idx, flow, psn, span = idx[order], flow[order], psn[order], span[order]
+    """Rows in frame order (flow >= 0): sort by flow, then unwrap, mark resends and gaps."""
+    order = stable_order(flow, int(flow.max(initial=0)) + 1)
+    return sorted_stream(idx[order], flow[order], psn[order], span[order])
+
+
+def sorted_stream(idx: np.ndarray, flow: np.ndarray, psn: np.ndarray, span: np.ndarray) -> Stream:
+    """Rows already sorted by (flow, frame): unwrap, mark resends and gaps."""
     first = group_starts(flow)
     ext = unwrap(psn, first)
     end = ext + span - 1
@@ -89,37 +88,50 @@ def build_stream(idx: np.ndarray, flow: np.ndarray, psn: np.ndarray, span: np.nd
 
 def request_stream(pp: Prepared, model: FlowModel, span: np.ndarray) -> Stream:
     """Requests of reliable and unreliable connections (UD PSNs carry no sequence)."""
-    idx = np.flatnonzero((pp.kind == REQUEST) & (model.flow_id >= 0) & (pp.transport != UD))
-    return build_stream(idx, model.flow_id[idx], pp.psn[idx], span[idx])
+    idx, flow = model.order.select((pp.kind == REQUEST) & (pp.transport != UD))
+    return sorted_stream(idx, flow, pp.psn[idx], span[idx])
 
 
 def response_stream(pp: Prepared, model: FlowModel, requests: Stream) -> Stream:
     """READ responses and atomic ACKs (each answers one request PSN); gaps count only READ
     response PSNs skipped within one READ (a later response of it came first)."""
-    idx = np.flatnonzero(isin_small(pp.kind, (READ_RESPONSE, ATOMIC_ACK)) & (model.flow_id >= 0))
-    s = build_stream(idx, model.flow_id[idx], pp.psn[idx], np.ones(len(idx), np.int64))
+    idx, flow = model.order.select(isin_small(pp.kind, (READ_RESPONSE, ATOMIC_ACK)))
+    s = sorted_stream(idx, flow, pp.psn[idx], np.ones(len(idx), np.int64))
     s.gap = _read_gaps(pp, model, requests, s)
     return s
 
 
+def _reads(pp: Prepared, model: FlowModel, req: Stream, s: Stream) -> tuple[np.ndarray, ...]:
+    """First-time READ REQUESTs of the flows whose READ responses `s` holds: their flow,
+    first and last response PSN (unwrapped), sorted by (flow, first PSN)."""
+    asked = model.pair[np.unique(s.flow)]
+    keep = pp.read_request[req.idx] & ~req.retransmitted & np.isin(req.flow, asked)
+    return req.flow[keep], req.ext[keep], req.end[keep]
+
+
 def _read_gaps(pp: Prepared, model: FlowModel, req: Stream, s: Stream) -> np.ndarray:
-    """Per READ (the original request's PSN span), response PSNs skipped inside it."""
+    """Per READ (the original request's PSN span), response PSNs skipped inside it. The
+    responses are first moved by whole PSN cycles next to the first READ of their flow."""
     gap = np.zeros(len(s), np.int64)
-    for f in np.unique(s.flow):
-        q = model.pair[f]
-        rows = np.flatnonzero((s.flow == f) & (pp.kind[s.idx] == READ_RESPONSE))
-        reads = np.flatnonzero((req.flow == q) & pp.read_request[req.idx] & ~req.retransmitted)
-        if q < 0 or len(reads) == 0 or len(rows) == 0:
-            continue
-        starts, ends = req.ext[reads], req.end[reads]
-        ext = s.ext[rows]
-        ext = ext - PSN_MOD * np.round((ext[0] - starts[0]) / PSN_MOD).astype(np.int64)
-        k = np.clip(np.searchsorted(starts, ext, side="right") - 1, 0, None)
-        offset = ext - starts[k]
-        inside = (offset >= 0) & (ext <= ends[k])
-        rows, k, offset = rows[inside], k[inside], offset[inside]
-        order = np.argsort(k, kind="stable")
-        first = group_starts(k[order])
-        high = np.maximum(running_max_before(offset[order], first), -1)
-        gap[rows[order]] = np.maximum(offset[order] - high - 1, 0)
+    rows = np.flatnonzero(pp.kind[s.idx] == READ_RESPONSE)
+    rows = rows[model.pair[s.flow[rows]] >= 0]
+    read_flow, starts, ends = _reads(pp, model, req, s)
+    if len(rows) == 0 or len(read_flow) == 0:
+        return gap
+    q = model.pair[s.flow[rows]]
+    first_read = np.searchsorted(read_flow, q)
+    has_reads = read_flow[np.minimum(first_read, len(read_flow) - 1)] == q
+    rows, q, first_read = rows[has_reads], q[has_reads], first_read[has_reads]
+    head = np.flatnonzero(group_starts(s.flow[rows]))
+    cycles = np.round((s.ext[rows[head]] - starts[first_read[head]]) / PSN_MOD).astype(np.int64)
+    ext = s.ext[rows] - PSN_MOD * np.repeat(cycles, np.diff(np.append(head, len(rows))))
+    k = np.searchsorted(read_flow * BIG + starts, q * BIG + ext, side="right") - 1
+    k = np.maximum(k, first_read)
+    offset = ext - starts[k]
+    inside = (offset >= 0) & (ext <= ends[k])
+    rows, k, offset = rows[inside], k[inside], offset[inside]
+    order = np.argsort(k, kind="stable")
+    first = group_starts(k[order])
+    high = np.maximum(running_max_before(offset[order], first), -1)
+    gap[rows[order]] = np.maximum(offset[order] - high - 1, 0)
     return gap

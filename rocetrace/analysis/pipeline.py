@@ -13,14 +13,12 @@ import pandas as pd
 
 from rocetrace.analysis import congestion, findings, flows, gaps, naks, pfc, qos, reads, rtt
 from rocetrace.analysis import retransmissions as rtx
+from rocetrace.analysis.flow_table import flows_table, timeouts
 from rocetrace.analysis.prepared import (
     PSN_MOD,
-    REQUEST,
     ROCE_ENCAPS,
-    TRANSPORTS,
     Prepared,
     category_in,
-    isin_small,
     prepare,
 )
 from rocetrace.analysis.result import Analysis
@@ -29,7 +27,7 @@ Progress = Callable[[str], None]
 
 
 def _stream_counts(s: gaps.Stream, n: int) -> tuple[np.ndarray, np.ndarray]:
-    retx = np.bincount(s.flow[s.retransmitted], minlength=n)
+    retx = np.bincount(s.flow[np.flatnonzero(s.retransmitted)], minlength=n)
     gap = np.bincount(s.flow, weights=s.gap, minlength=n).astype(np.int64)
     return retx, gap
 
@@ -55,90 +53,12 @@ def _capture_gaps(pp: Prepared, s: gaps.Stream) -> pd.DataFrame:
     )
 
 
-def _first_last_psn(pp: Prepared, model: flows.FlowModel) -> tuple[np.ndarray, np.ndarray]:
-    """First and last PSN of each flow, in capture order."""
-    n = len(model)
-    seen = model.flow_id >= 0
-    df = pd.DataFrame({"f": model.flow_id[seen], "psn": pp.psn[seen]}).groupby("f")["psn"]
-    first = df.first().reindex(range(n)).fillna(-1).to_numpy(np.int64)
-    last = df.last().reindex(range(n)).fillna(-1).to_numpy(np.int64)
-    return first, last
-
-
-def _roles(pp: Prepared, model: flows.FlowModel) -> np.ndarray:
-    n = len(model)
-    f = np.where(model.flow_id >= 0, model.flow_id, n)
-    requests = np.bincount(f[pp.kind == REQUEST], minlength=n + 1)[:n]
-    responses = np.bincount(f[isin_small(pp.kind, flows.RESPONSE_KINDS)], minlength=n + 1)[:n]
-    return np.where(requests > 0, "requester", np.where(responses > 0, "responder", "unknown"))
-
-
-def _modes(eps: pd.DataFrame, n: int) -> np.ndarray:
-    mode = np.full(n, "none", dtype=object)
-    if eps.empty:
-        return mode
-    per_flow = eps.groupby("flow_id")["mode"].agg(
-        lambda m: m.iloc[0] if m.nunique() == 1 else "mixed"
-    )
-    mode[per_flow.index.to_numpy(np.int64)] = per_flow.to_numpy()
-    return mode
-
-
-def _timeouts(eps: pd.DataFrame, n: int) -> pd.DataFrame:
-    out = pd.DataFrame(index=pd.RangeIndex(n))
-    t = eps[eps["trigger"] == "timeout"] if not eps.empty else eps
-    fid = t["flow_id"].to_numpy(np.int64) if len(t) else np.zeros(0, np.int64)
-    out["timeouts"] = np.bincount(fid, minlength=n)
-    delay = t.groupby(fid)["delay_s"].median() if len(t) else pd.Series(dtype=float)
-    est = [rtx.ack_timeout_estimate(d) for d in delay]
-    out["ack_timeout_exp"] = pd.Series([k for k, _ in est], index=delay.index, dtype="Int64")
-    out["ack_timeout_s"] = pd.Series([s for _, s in est], index=delay.index, dtype=float)
-    out["retransmission_episodes"] = np.bincount(
-        eps["flow_id"].to_numpy(np.int64) if len(eps) else np.zeros(0, np.int64), minlength=n
-    )
-    return out
-
-
-def flows_table(pp: Prepared, model: flows.FlowModel, parts: dict[str, Any]) -> pd.DataFrame:
-    """The flows table (docs/analysis-tables.md)."""
-    n = len(model)
-    fid = model.flow_id
-    inside = fid >= 0
-    first_psn, last_psn = _first_last_psn(pp, model)
-    df = pd.DataFrame({"flow_id": np.arange(n, dtype=np.int64)})
-    df["src_ip"] = pp.ips[model.src] if n else []
-    df["dst_ip"] = pp.ips[model.dst] if n else []
-    df["dest_qp"] = model.qp
-    df["peer_qp"] = pd.array(np.where(model.peer_qp >= 0, model.peer_qp, 0), "Int64")
-    df["peer_qp"] = df["peer_qp"].mask(model.peer_qp < 0)
-    df["pair_flow_id"] = pd.array(np.where(model.pair >= 0, model.pair, 0), "Int64")
-    df["pair_flow_id"] = df["pair_flow_id"].mask(model.pair < 0)
-    df["paired_by"] = model.paired_by
-    df["role"] = _roles(pp, model)
-    df["packets"] = np.bincount(fid[inside], minlength=n)
-    df["bytes"] = np.bincount(fid[inside], weights=pp.wire_len[inside], minlength=n).astype(
-        np.int64
-    )
-    df["first_psn"], df["last_psn"] = first_psn, last_psn
-    df["retransmitted_packets"] = parts["retx"]
-    df["psn_gaps"] = parts["gaps"]
-    df = df.join(parts["nak_counts"])
-    df["retransmission_mode"] = _modes(parts["episodes"], n)
-    df = df.join(parts["timeouts"]).join(parts["congestion"]).join(parts["qos"]).join(parts["rtt"])
-    df["transport"] = np.where(model.transport >= 0, np.array(TRANSPORTS)[model.transport], "CNP")
-    df["mtu"] = model.mtu
-    ts = pd.DataFrame({"f": fid[inside], "t": pp.ts[inside]}).groupby("f")["t"]
-    df["first_ts_ns"] = ts.min().reindex(range(n)).to_numpy()
-    df["last_ts_ns"] = ts.max().reindex(range(n)).to_numpy()
-    return df
-
-
 def _packets_out(
     packets: pd.DataFrame, pp: Prepared, model: flows.FlowModel, streams: list[gaps.Stream]
 ) -> pd.DataFrame:
     retransmitted = np.zeros(len(pp), bool)
     for s in streams:
-        retransmitted[s.idx[s.retransmitted]] = True
+        retransmitted[s.idx[np.flatnonzero(s.retransmitted)]] = True
     flow_id = pd.array(np.where(model.flow_id >= 0, model.flow_id, 0), dtype="Int32")
     return packets.assign(
         flow_id=pd.Series(flow_id, index=packets.index).mask(model.flow_id < 0),
@@ -181,7 +101,7 @@ def analyze_packets(
         "gaps": gaps_q + gaps_r,
         "nak_counts": naks.nak_counts(nak_rows, n),
         "episodes": eps,
-        "timeouts": _timeouts(eps, n),
+        "timeouts": timeouts(eps, n),
         "congestion": congestion.congestion_per_flow(pp, model, cnps),
         "qos": qos.qos_per_flow(pp, model),
         "rtt": rtt.rtt_per_flow(pp, model),

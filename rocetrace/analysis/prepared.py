@@ -20,6 +20,7 @@ HALF = 1 << 23
 
 # Packet kinds: what a frame is in its connection.
 OTHER, REQUEST, READ_RESPONSE, ACK, NAK, RNR_NAK, ATOMIC_ACK, CNP, PFC = range(9)
+N_KINDS = 9
 # Message position codes.
 POS_NONE, POS_FIRST, POS_MIDDLE, POS_LAST, POS_ONLY = range(5)
 TRANSPORTS = ("RC", "UC", "RD", "UD", "CNP", "XRC")
@@ -175,7 +176,7 @@ def prepare(df: pd.DataFrame) -> Prepared:
 
 def psn_delta(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
     """a - b modulo 2^24 as a signed value in [-2^23, 2^23)."""
-    return ((np.asarray(a, np.int64) - b + HALF) % PSN_MOD) - HALF
+    return ((np.asarray(a, np.int64) - b + HALF) & (PSN_MOD - 1)) - HALF
 
 
 def isin_small(values: np.ndarray, codes: tuple[int, ...]) -> np.ndarray:

@@ -9,24 +9,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rocetrace.analysis.flows import GSI_QP, FlowModel, _majority
-from rocetrace.analysis.prepared import CNP, REQUEST, Prepared
+from rocetrace.analysis.flows import GSI_QP, FlowModel, majority
+from rocetrace.analysis.prepared import REQUEST, Prepared
 
 
 def qos_per_flow(pp: Prepared, model: FlowModel) -> pd.DataFrame:
     """Per flow: its usual DSCP, PCP and UDP source port, and whether it is ECN-capable
     (no packet of it, CNPs aside, sent with ECN 00)."""
     n = len(model)
-    data = np.where(pp.kind == CNP, -1, model.flow_id)
     out = pd.DataFrame(index=pd.RangeIndex(n))
-    out["udp_sport"] = _majority(data, pp.sport, n)
-    out["dscp"] = _majority(data, pp.dscp, n)
-    out["vlan_pcp"] = _majority(data, pp.pcp, n)
-    seen = data >= 0
-    not_capable = np.bincount(data[seen & (pp.ecn == 0)], minlength=n)
+    out["udp_sport"] = model.sport
+    out["dscp"] = majority(model.flow_id, model.order, pp.dscp)
+    out["vlan_pcp"] = majority(model.flow_id, model.order, pp.pcp)
+    not_capable = model.ecn[:, 0]
     out["ecn_not_capable_packets"] = not_capable
     out["ecn_capable"] = not_capable == 0
-    out["requests"] = np.bincount(data[seen & (pp.kind == REQUEST)], minlength=n)
+    out["requests"] = model.kinds[:, REQUEST]
     return out
 
 

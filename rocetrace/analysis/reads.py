@@ -27,42 +27,52 @@ def _claims(
     """Per response-stream row, the re-issue (position in `reissues`) it answers, else -1:
     a resent response after the re-issue, inside the PSNs it asks for; the latest wins."""
     owner = np.full(len(resp), -1, np.int64)
-    order = np.argsort(reissues, kind="stable")
-    for k in order:
-        i = reissues[k]
-        rows = np.flatnonzero((resp.flow == flows[k]) & resp.retransmitted)
+    resent = np.flatnonzero(resp.retransmitted)  # sorted by (flow, frame)
+    lo = np.searchsorted(resp.flow[resent], flows, "left")
+    hi = np.searchsorted(resp.flow[resent], flows, "right")
+    for k in np.argsort(reissues, kind="stable"):  # one step per re-issue, not per packet
+        i, rows = reissues[k], resent[lo[k] : hi[k]]
         d = psn_delta(pp.psn[resp.idx[rows]], pp.psn[i])
         hit = (resp.idx[rows] > i) & (d >= 0) & (d < span[i])
         owner[rows[hit]] = k
     return owner
 
 
-def _later_seen(
-    pp: Prepared, model: FlowModel, i: int, since: int, flow: int, progress: pd.DataFrame
-) -> bool:
+class _Acks:
+    """ACK progress sorted by (flow, frame index), for quick per-flow windows."""
+
+    def __init__(self, progress: pd.DataFrame) -> None:
+        flow = progress["flow_id"].to_numpy(np.int64)
+        idx = progress["idx"].to_numpy(np.int64)
+        by = np.lexsort((idx, flow))
+        self.key = (flow[by] << 40) | idx[by]
+        self.ts = progress["ts_ns"].to_numpy(np.int64)[by]
+        self.acked = progress["acked"].to_numpy(np.int64)[by]
+
+    def window(self, flow: int, after: int, before: int) -> slice:
+        """Rows of `flow` with after < frame index < before."""
+        lo = np.searchsorted(self.key, (flow << 40) | after, "right")
+        return slice(int(lo), int(np.searchsorted(self.key, (flow << 40) | before, "left")))
+
+
+def _later_seen(pp: Prepared, model: FlowModel, i: int, since: int, flow: int, acks: _Acks) -> bool:
     """Had a response beyond the re-asked PSN (or an ACK of it) reached the capture since the
     flow's previous re-issue (frame index `since`), just before? Else the requester timed out."""
-    recent = pp.ts >= pp.ts[i] - REACTION_NS
-    before = (
-        (model.flow_id == flow) & (pp.frame < pp.frame[i]) & (pp.frame > pp.frame[since]) & recent
-    )
-    d = psn_delta(pp.psn[before], pp.psn[i])
+    own = model.order.frames_of(flow)
+    seen = own[np.searchsorted(own, since, "right") : np.searchsorted(own, i, "left")]
+    seen = seen[pp.ts[seen] >= pp.ts[i] - REACTION_NS]
+    d = psn_delta(pp.psn[seen], pp.psn[i])
     if ((d > 0) & (d < WINDOW)).any():
         return True
-    acks = progress[
-        (progress["flow_id"] == model.flow_id[i])
-        & (progress["idx"] < i)
-        & (progress["idx"] > since)
-        & (progress["ts_ns"] >= pp.ts[i] - REACTION_NS)
-    ]
-    da = psn_delta(acks["acked"].to_numpy(np.int64), int(pp.psn[i]))
+    w = acks.window(int(model.flow_id[i]), since, i)
+    recent = acks.ts[w] >= pp.ts[i] - REACTION_NS
+    da = psn_delta(acks.acked[w][recent], int(pp.psn[i]))
     return bool(((da >= 0) & (da < WINDOW)).any())
 
 
-def _silence_ns(pp: Prepared, model: FlowModel, i: int, flow: int) -> int:
-    """Time since the response flow's previous frame before the re-issue."""
-    prev = np.flatnonzero((model.flow_id == flow) & (pp.frame < pp.frame[i]))
-    return int(pp.ts[i] - pp.ts[prev[-1]]) if len(prev) else 0
+def _silence_ns(pp: Prepared, previous: int, i: int) -> int:
+    """Time since the response flow's previous frame (index `previous`) before the re-issue."""
+    return int(pp.ts[i] - pp.ts[previous]) if previous >= 0 else 0
 
 
 def reissue_episodes(
@@ -79,12 +89,14 @@ def reissue_episodes(
     reissues, flows = reissues[keep], flows[keep]
     owner = _claims(pp, resp, reissues, flows, span)
     counts = np.bincount(owner[owner >= 0], minlength=len(reissues))
+    acks = _Acks(progress)
+    before = model.order.last_before(flows, reissues)
     rows = []
     for k in np.flatnonzero(counts > 0):
         i, f = int(reissues[k]), int(flows[k])
         earlier = reissues[(reissues < i) & (flows == f)]
         since = int(earlier.max()) if len(earlier) else 0
-        trigger = "read_reissue" if _later_seen(pp, model, i, since, f, progress) else "timeout"
+        trigger = "read_reissue" if _later_seen(pp, model, i, since, f, acks) else "timeout"
         rows.append(
             {
                 "flow_id": f,
@@ -98,7 +110,7 @@ def reissue_episodes(
                 "start_psn": int(pp.psn[i]),
                 "packets": int(counts[k]),
             }
-            | {"mode": "go-back-n", "delay_s": _silence_ns(pp, model, i, f) / 1e9}
+            | {"mode": "go-back-n", "delay_s": _silence_ns(pp, int(before[k]), i) / 1e9}
             | {"last_ext": int(pp.psn[i] + span[i] - 1)}
         )
     return pd.DataFrame(rows)

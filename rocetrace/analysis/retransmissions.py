@@ -149,14 +149,10 @@ def _resolve_ambiguous(mode: pd.Series, flow: pd.Series, ambiguous: np.ndarray) 
     return mode.where(~use, "selective-repeat")
 
 
-def _prev_ts_in_flow(pp: Prepared, model: FlowModel) -> np.ndarray:
-    """Per frame, the timestamp of the previous frame of the same flow (-1 for the first)."""
-    idx = np.flatnonzero(model.flow_id >= 0)
-    order = idx[np.argsort(model.flow_id[idx], kind="stable")]
-    prev = np.full(len(pp), -1, np.int64)
-    same = model.flow_id[order[1:]] == model.flow_id[order[:-1]]
-    prev[order[1:][same]] = pp.ts[order[:-1][same]]
-    return prev
+def _prev_ts_in_flow(model: FlowModel, pp: Prepared, idx: np.ndarray) -> np.ndarray:
+    """Per frame index, the timestamp of the previous frame of its flow (-1 for the first)."""
+    prev = model.order.last_before(model.flow_id[idx], idx)
+    return np.where(prev >= 0, pp.ts[prev], -1)
 
 
 def request_episodes(
@@ -178,7 +174,7 @@ def request_episodes(
         return _empty(), reissues
     eps["mode"] = _modes(eps, s, ep, np.full(len(eps), -1, np.int64))
     eps["mode"] = _modes(eps, s, ep, _last_acked(eps, _requester_view(pp, model, eps)))
-    prev_ts = _prev_ts_in_flow(pp, model)[eps["idx"].to_numpy()]
+    prev_ts = _prev_ts_in_flow(model, pp, eps["idx"].to_numpy())
     silence = eps["ts_ns"] - prev_ts
     after_nak = (eps["ts_ns"] - eps["nak_ts_exact"]).fillna(0).to_numpy(np.int64)
     delay_ns = np.where(eps["trigger"] == "timeout", silence, after_nak)

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from rocetrace.analysis.flows import FlowModel
+from rocetrace.analysis.order import group_starts
 from rocetrace.analysis.prepared import (
     ACK,
     ATOMIC_ACK,
@@ -22,29 +23,73 @@ from rocetrace.analysis.prepared import (
     isin_small,
 )
 
+COLUMNS = ["rtt_min_s", "rtt_median_s", "rtt_max_s"]
+
+
+def _time_rank(ts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rank of each frame in time order, timestamps in time order); frames with equal
+    timestamps keep capture order. Captures are nearly always in time order already."""
+    if len(ts) < 2 or bool(np.all(ts[1:] >= ts[:-1])):
+        return np.arange(len(ts), dtype=np.int64), ts
+    by_time = np.argsort(ts, kind="stable")
+    rank = np.empty(len(ts), np.int64)
+    rank[by_time] = np.arange(len(ts))
+    return rank, ts[by_time]
+
+
+def _answered_requests(pp: Prepared, model: FlowModel) -> tuple[np.ndarray, np.ndarray]:
+    """(answer frames, the request frame each answers): the latest request of the paired flow
+    with the answer's PSN sent at or before the answer; answers without one are dropped."""
+    answer = isin_small(pp.kind, (ACK, ATOMIC_ACK)) | (
+        (pp.kind == READ_RESPONSE) & isin_small(pp.position, (POS_FIRST, POS_ONLY))
+    )
+    a, a_flow = model.order.select(answer)
+    about = model.pair[a_flow]
+    a = a[about >= 0]
+    r, r_flow = model.order.select(pp.kind == REQUEST)
+    if len(a) == 0 or len(r) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    rank, ts_in_time = _time_rank(pp.ts)
+    # Requests sorted by (flow, PSN, time); one composite key: dense (flow, PSN) id, time rank.
+    key = (r_flow << 24) | pp.psn[r]
+    by_key = np.argsort(key, kind="stable")
+    r, key = r[by_key], key[by_key]
+    starts = group_starts(key)
+    dense = np.cumsum(starts) - 1
+    bits = max(len(pp).bit_length(), 1)
+    composite = (dense << bits) | rank[r]
+    if not bool(np.all(composite[1:] >= composite[:-1])):
+        by_time = np.argsort(composite, kind="stable")
+        r, composite = r[by_time], composite[by_time]
+    uniq = key[starts]
+    wanted = (model.pair[model.flow_id[a]] << 24) | pp.psn[a]
+    at = np.minimum(np.searchsorted(uniq, wanted), len(uniq) - 1)
+    bound = np.searchsorted(ts_in_time, pp.ts[a], "right")  # frames sent at or before
+    j = np.searchsorted(composite, (at << bits) | bound, "left") - 1
+    ok = (uniq[at] == wanted) & (j >= 0)
+    ok &= (composite[np.maximum(j, 0)] >> bits) == at
+    return a[ok], r[j[ok]]
+
 
 def rtt_per_flow(pp: Prepared, model: FlowModel) -> pd.DataFrame:
     """Per request flow (index = flow_id): rtt_min_s, rtt_median_s, rtt_max_s, rtt_samples."""
     n = len(model)
-    cols = ["rtt_min_s", "rtt_median_s", "rtt_max_s"]
-    out = pd.DataFrame(np.nan, index=pd.RangeIndex(n), columns=cols)
-    out["rtt_samples"] = 0
-    answer = isin_small(pp.kind, (ACK, ATOMIC_ACK)) | (
-        (pp.kind == READ_RESPONSE) & isin_small(pp.position, (POS_FIRST, POS_ONLY))
-    )
-    a = np.flatnonzero(answer & (model.flow_id >= 0))
-    about = model.pair[model.flow_id[a]]
-    resp = pd.DataFrame({"flow": about, "psn": pp.psn[a], "ts": pp.ts[a]})
-    resp = resp[resp["flow"] >= 0].sort_values("ts", kind="stable")
-    r = np.flatnonzero((pp.kind == REQUEST) & (model.flow_id >= 0))
-    req = pd.DataFrame({"flow": model.flow_id[r], "psn": pp.psn[r], "req_ts": pp.ts[r]})
-    req = req.sort_values("req_ts", kind="stable")
-    if resp.empty or req.empty:
-        return out
-    m = pd.merge_asof(resp, req, left_on="ts", right_on="req_ts", by=["flow", "psn"])
-    m = m[m["req_ts"].notna()]
-    rtt = (m["ts"] - m["req_ts"]) / 1e9
-    g = rtt.groupby(m["flow"])
-    out.loc[g.size().index, cols] = np.column_stack([g.min(), g.median(), g.max()])
-    out.loc[g.size().index, "rtt_samples"] = g.size().to_numpy()
+    stats = np.full((n, 3), np.nan)
+    samples = np.zeros(n, np.int64)
+    a, r = _answered_requests(pp, model)
+    if len(a):
+        flow = model.flow_id[r]
+        rtt_ns = pp.ts[a] - pp.ts[r]
+        by = np.lexsort((rtt_ns, flow))
+        flow, rtt_s = flow[by], rtt_ns[by] / 1e9
+        bounds = np.flatnonzero(group_starts(flow))
+        count = np.diff(np.append(bounds, len(flow)))
+        lower = rtt_s[bounds + (count - 1) // 2]
+        upper = rtt_s[bounds + count // 2]
+        median = np.where(count % 2 == 1, upper, (lower + upper) / 2)
+        at = flow[bounds]
+        stats[at] = np.column_stack([rtt_s[bounds], median, rtt_s[bounds + count - 1]])
+        samples[at] = count
+    out = pd.DataFrame(stats, columns=COLUMNS)
+    out["rtt_samples"] = samples
     return out

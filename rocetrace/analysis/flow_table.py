@@ -1,0 +1,124 @@
+"""The flows table (docs/analysis-tables.md): one row per flow, its keys, counters and the
+per-flow columns of every analysis, assembled side by side in one concat."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rocetrace.analysis import flows
+from rocetrace.analysis import retransmissions as rtx
+from rocetrace.analysis.prepared import REQUEST, TRANSPORTS, Prepared
+
+
+def _roles(pp: Prepared, model: flows.FlowModel) -> np.ndarray:
+    requests = model.kinds[:, REQUEST]
+    responses = model.kinds[:, list(flows.RESPONSE_KINDS)].sum(axis=1)
+    return np.where(requests > 0, "requester", np.where(responses > 0, "responder", "unknown"))
+
+
+def _modes(eps: pd.DataFrame, n: int) -> np.ndarray:
+    """Each flow's recovery mode: its episodes' one mode, "mixed" when they differ."""
+    mode = np.full(n, "none", dtype=object)
+    if eps.empty:
+        return mode
+    fid = eps["flow_id"].to_numpy(np.int64)
+    names = eps["mode"].to_numpy(object)
+    by = np.argsort(fid, kind="stable")
+    fid, names = fid[by], names[by]
+    codes = pd.factorize(names)[0]
+    starts = np.flatnonzero(np.diff(fid, prepend=-1) != 0)
+    uniform = np.minimum.reduceat(codes, starts) == np.maximum.reduceat(codes, starts)
+    mode[fid[starts]] = np.where(uniform, names[starts], "mixed")
+    return mode
+
+
+def timeouts(eps: pd.DataFrame, n: int) -> pd.DataFrame:
+    """Per flow: timeouts, the ACK timeout they suggest, and all retransmission episodes."""
+    t = eps[eps["trigger"] == "timeout"] if not eps.empty else eps
+    fid = t["flow_id"].to_numpy(np.int64) if len(t) else np.zeros(0, np.int64)
+    exp = pd.array(np.zeros(n, np.int64), dtype="Int64")
+    exp[:] = pd.NA
+    seconds = np.full(n, np.nan)
+    if len(t):
+        delay = t.groupby(fid)["delay_s"].median()
+        est = [rtx.ack_timeout_estimate(d) for d in delay]  # one per flow
+        at = delay.index.to_numpy(np.int64)
+        exp[at] = [k for k, _ in est]
+        seconds[at] = [s for _, s in est]
+    every = eps["flow_id"].to_numpy(np.int64) if len(eps) else np.zeros(0, np.int64)
+    return pd.DataFrame(
+        {
+            "timeouts": np.bincount(fid, minlength=n),
+            "ack_timeout_exp": exp,
+            "ack_timeout_s": seconds,
+            "retransmission_episodes": np.bincount(every, minlength=n),
+        }
+    )
+
+
+def _optional(values: np.ndarray) -> pd.arrays.IntegerArray:
+    """Int64 with -1 read as missing."""
+    missing = values < 0
+    return pd.arrays.IntegerArray(np.where(missing, 0, values).astype(np.int64), missing)
+
+
+def _per_flow(pp: Prepared, model: flows.FlowModel) -> dict[str, Any]:
+    """Counters read off the flow order: packets, bytes, first/last PSN and timestamps."""
+    order, n = model.order, len(model)
+    if n == 0:
+        empty = np.zeros(0, np.int64)
+        return dict.fromkeys(("packets", "bytes", "first_psn", "last_psn", "first", "last"), empty)
+    first, last = order.first_rows(), order.last_rows()
+    ts = pp.ts[order.rows]
+    if bool(np.all(ts[1:] >= ts[:-1])):  # capture in time order: first and last frames
+        ts_first, ts_last = pp.ts[first], pp.ts[last]
+    else:
+        ts_first = np.minimum.reduceat(ts, order.bounds[:-1])
+        ts_last = np.maximum.reduceat(ts, order.bounds[:-1])
+    return {
+        "packets": np.diff(order.bounds),
+        "bytes": np.add.reduceat(pp.wire_len[order.rows], order.bounds[:-1]),
+        "first_psn": pp.psn[first],
+        "last_psn": pp.psn[last],
+        "first": ts_first,
+        "last": ts_last,
+    }
+
+
+def flows_table(pp: Prepared, model: flows.FlowModel, parts: dict[str, Any]) -> pd.DataFrame:
+    """The flows table: keys and counters here, the other analyses' columns from `parts`."""
+    n = len(model)
+    counted = _per_flow(pp, model)
+    keys = pd.DataFrame(
+        {
+            "flow_id": np.arange(n, dtype=np.int64),
+            "src_ip": pp.ips[model.src] if n else [],
+            "dst_ip": pp.ips[model.dst] if n else [],
+            "dest_qp": model.qp,
+            "peer_qp": _optional(model.peer_qp),
+            "pair_flow_id": _optional(model.pair),
+            "paired_by": model.paired_by,
+            "role": _roles(pp, model),
+            "packets": counted["packets"],
+            "bytes": counted["bytes"],
+            "first_psn": counted["first_psn"],
+            "last_psn": counted["last_psn"],
+            "retransmitted_packets": parts["retx"],
+            "psn_gaps": parts["gaps"],
+        }
+    )
+    transport = np.where(model.transport >= 0, np.array(TRANSPORTS)[model.transport], "CNP")
+    tail = pd.DataFrame(
+        {
+            "transport": transport,
+            "mtu": model.mtu,
+            "first_ts_ns": counted["first"],
+            "last_ts_ns": counted["last"],
+        }
+    )
+    mode = pd.DataFrame({"retransmission_mode": _modes(parts["episodes"], n)})
+    columns = [keys, parts["nak_counts"], mode, parts["timeouts"], parts["congestion"]]
+    return pd.concat([*columns, parts["qos"], parts["rtt"], tail], axis=1)

@@ -1,0 +1,84 @@
+"""One stable sort of the frames by flow, made once and reused by every per-flow pass.
+
+Flow ids are small codes, so the sort is numpy's radix sort (stable sort on 16-bit keys):
+linear in the number of frames, where a general sort of a million frames costs ~30 ms.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+_RADIX_LIMIT = int(np.iinfo(np.uint16).max)
+
+
+def stable_order(codes: np.ndarray, n_codes: int) -> np.ndarray:
+    """argsort(codes, kind="stable") for codes in [0, n_codes]; a radix sort when they fit."""
+    if n_codes <= _RADIX_LIMIT:
+        return np.argsort(codes.astype(np.uint16), kind="stable")
+    return np.argsort(codes, kind="stable")
+
+
+def group_starts(groups: np.ndarray) -> np.ndarray:
+    """True on the first row of each run of equal values."""
+    starts = np.ones(len(groups), bool)
+    starts[1:] = groups[1:] != groups[:-1]
+    return starts
+
+
+def rank_in_group(groups: np.ndarray) -> np.ndarray:
+    """0, 1, 2... within each run of equal values (rows already sorted by group)."""
+    starts = np.flatnonzero(group_starts(groups))
+    first = np.repeat(starts, np.diff(np.append(starts, len(groups))))
+    return np.arange(len(groups)) - first
+
+
+@dataclass
+class FlowOrder:
+    """The frames of each flow in capture order: rows[bounds[f]:bounds[f + 1]] is flow f."""
+
+    rows: np.ndarray  # frame indices, sorted by (flow, frame)
+    flow: np.ndarray  # flow id of each row
+    bounds: np.ndarray  # n_flows + 1 offsets into rows
+
+    def select(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(frame indices, their flows) where `mask` holds, sorted by (flow, frame)."""
+        keep = np.flatnonzero(mask[self.rows])  # take() by position: far faster than a[mask]
+        return self.rows[keep], self.flow[keep]
+
+    def last_before(self, flows: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """Per (flow, frame index): that flow's latest frame before the index, -1 when none."""
+        key = (self.flow << 40) | self.rows
+        pos = np.searchsorted(key, (flows << 40) | idx) - 1
+        found = pos >= self.bounds[flows]
+        return np.where(found, self.rows[np.maximum(pos, 0)], -1)
+
+    def frames_of(self, flow: int) -> np.ndarray:
+        """Frame indices of one flow, in capture order."""
+        return self.rows[self.bounds[flow] : self.bounds[flow + 1]]
+
+    def first_rows(self) -> np.ndarray:
+        """Per flow, the index of its first frame (flows have at least one frame)."""
+        return self.rows[self.bounds[:-1]]
+
+    def last_rows(self) -> np.ndarray:
+        """Per flow, the index of its last frame."""
+        return self.rows[self.bounds[1:] - 1]
+
+
+def counts_by(flow_id: np.ndarray, n_flows: int, values: np.ndarray, width: int) -> np.ndarray:
+    """(n_flows, width) counts of each value in [0, width) per flow, in one bincount."""
+    codes = np.where(flow_id >= 0, flow_id, n_flows) * width + values
+    return np.bincount(codes, minlength=(n_flows + 1) * width).reshape(n_flows + 1, width)[:-1]
+
+
+def flow_order(flow_id: np.ndarray, n_flows: int) -> FlowOrder:
+    """Sort the frames that belong to a flow (flow_id >= 0) by flow, keeping capture order."""
+    inside = flow_id >= 0
+    codes = np.where(inside, flow_id, n_flows)
+    counts = np.bincount(codes, minlength=n_flows + 1)[:n_flows]
+    rows = stable_order(codes, n_flows)[: int(counts.sum())]
+    bounds = np.zeros(n_flows + 1, np.int64)
+    np.cumsum(counts, out=bounds[1:])
+    return FlowOrder(rows, np.repeat(np.arange(n_flows, dtype=np.int64), counts), bounds)
