@@ -8,25 +8,34 @@ the 1 byte of pandas' masked arrays), strings with few distinct values are categ
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import pyarrow as pa
+
+if TYPE_CHECKING:
+    # Built on first use (module __getattr__): `rocetrace decode` never imports pandas.
+    PACKET_DTYPES: dict[str, object]
 
 
 @dataclass(frozen=True)
 class Column:
     name: str
-    dtype: object
+    type: object  # a numpy dtype name, "category", or an Arrow type (pandas: ArrowDtype)
     meaning: str
 
+    @property
+    def dtype(self) -> object:
+        """The column's pandas dtype (imports pandas: only pandas users pay for it)."""
+        if isinstance(self.type, pa.DataType):
+            import pandas as pd
 
-def _arrow(t: pa.DataType) -> pd.ArrowDtype:
-    return pd.ArrowDtype(t)
+            return pd.ArrowDtype(self.type)
+        return self.type
 
 
-U8, U16, U32 = _arrow(pa.uint8()), _arrow(pa.uint16()), _arrow(pa.uint32())
-U64 = _arrow(pa.uint64())
-FLAG = _arrow(pa.bool_())
+U8, U16, U32, U64 = pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64()
+FLAG = pa.bool_()
 CATEGORY = "category"
 
 ENCAPS = ("roce_v2", "roce_v1", "vxlan+roce_v2", "pfc", "other")
@@ -94,7 +103,18 @@ PACKET_COLUMNS: tuple[Column, ...] = (
 )
 
 PACKET_COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in PACKET_COLUMNS)
-PACKET_DTYPES: dict[str, object] = {c.name: c.dtype for c in PACKET_COLUMNS}
+
+
+@cache
+def _packet_dtypes() -> dict[str, object]:
+    return {c.name: c.dtype for c in PACKET_COLUMNS}
+
+
+def __getattr__(name: str) -> object:
+    if name == "PACKET_DTYPES":
+        return _packet_dtypes()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # Stable anomaly names; counted, never printed.
 ANOMALIES = (
