@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import csv
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -55,6 +59,37 @@ def test_csv_output_and_limit(capture: Path, tmp_path: Path) -> None:
     assert len(rows) == 5
     df = pd.read_csv(out)
     assert df["dest_qp"].tolist() == [0x30] * 4 and df["opcode_name"].tolist()[0] == "RC_SEND_ONLY"
+
+
+def test_summary_preview_without_pandas(capture: Path) -> None:
+    result = CliRunner().invoke(cli, ["decode", str(capture), "--limit", "3"])
+    lines = result.output.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.lstrip().startswith("frame"))
+    assert lines[header].split() == ["frame", "ts_ns", "src_ip", "dst_ip", "opcode_name",
+                                     "dest_qp", "psn", "anomaly"]  # fmt: skip
+    assert lines[header + 1].split()[2:] == ["10.0.0.1", "10.0.0.2", "RC_SEND_ONLY", "48", "0", "-"]
+    assert len(lines) == header + 4
+
+
+# Prints the top-level modules the process imported, after running the CLI.
+MODULES_AFTER = (
+    "import sys; from rocetrace.cli import main; status = main(sys.argv[1:]); "
+    "print(sorted({m.split('.')[0] for m in sys.modules})); sys.exit(status)"
+)
+
+
+@pytest.mark.parametrize("output", [None, "p.parquet", "p.csv"])
+def test_decode_process_never_imports_pandas(tmp_path: Path, output: str | None) -> None:
+    """`rocetrace decode` works on Arrow tables only: pandas' ~0.4 s import is never paid."""
+    argv = ["decode", str(REPO / "samples" / "clean.pcap")]
+    argv += [] if output is None else ["-o", str(tmp_path / output)]
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    run = subprocess.run(
+        [sys.executable, "-c", MODULES_AFTER, *argv], capture_output=True, text=True, env=env
+    )
+    assert run.returncode == 0, run.stderr
+    modules = ast.literal_eval(run.stdout.splitlines()[-1])
+    assert "pyarrow" in modules and "pandas" not in modules
 
 
 def test_help_explains() -> None:

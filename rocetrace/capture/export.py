@@ -1,7 +1,8 @@
 """Decode a capture into a Parquet or CSV file chunk by chunk, in bounded memory.
 
-Each chunk of iter_capture is appended to the output as soon as it is decoded, so a capture
-larger than memory converts with at most one chunk (plus one read block) resident.
+Each chunk is appended to the output as an Arrow table as soon as it is decoded, so a
+capture larger than memory converts with at most two chunks (plus one window) resident.
+pandas is never imported: the summary's counts come from the categorical codes.
 """
 
 from __future__ import annotations
@@ -13,17 +14,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-import pandas as pd
+import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from rocetrace.capture.reader import CaptureInfo, iter_capture
+from rocetrace.capture.packets import Coded, PacketColumns, arrow_schema, to_arrow
+from rocetrace.capture.reader import CaptureInfo, iter_packet_columns
 from rocetrace.capture.source import Progress
+from rocetrace.capture.table import OPCODE_NAMES
 from rocetrace.errors import OutputError
 
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
 PREVIEW_ROWS = 10
+CHUNK_PACKETS = 1_000_000
+BLOCK_BYTES = 64 << 20  # bytes per window: the chunks of a big capture are written in turn
 
 
 class Sink(Protocol):
@@ -31,37 +36,22 @@ class Sink(Protocol):
     def close(self) -> None: ...
 
 
-def arrow_table(df: pd.DataFrame) -> pa.Table:
-    """The packet table as Arrow with chunk-independent types (dictionary indices int32)."""
-    table = pa.Table.from_pandas(df, preserve_index=False)
-    fields = []
-    for f in table.schema:
-        t = f.type
-        if pa.types.is_dictionary(t):
-            value = pa.string() if pa.types.is_null(t.value_type) else t.value_type
-            t = pa.dictionary(pa.int32(), value)
-        fields.append(pa.field(f.name, t))
-    return table.cast(pa.schema(fields))
-
-
 class ParquetSink:
-    """Row groups appended per chunk; the schema is fixed by the first chunk."""
+    """Row groups appended per chunk, all in the packet table's one Arrow schema."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.writer: pq.ParquetWriter | None = None
-        self.schema: pa.Schema | None = None
 
     def write(self, table: pa.Table) -> None:
         if self.writer is None:
-            self.schema = table.schema
             # Dictionary pages only for the categorical columns: integers (PSNs, times)
             # rarely repeat, and snappy keeps writing as fast as decoding.
             dicts = [f.name for f in table.schema if pa.types.is_dictionary(f.type)]
             self.writer = pq.ParquetWriter(
-                self.path, table.schema, compression="snappy", use_dictionary=dicts
+                self.path, arrow_schema(), compression="snappy", use_dictionary=dicts
             )
-        self.writer.write_table(table.cast(self.schema))
+        self.writer.write_table(table)
 
     def close(self) -> None:
         if self.writer is not None:
@@ -76,12 +66,7 @@ class CsvSink:
         self.writer: pacsv.CSVWriter | None = None
 
     def write(self, table: pa.Table) -> None:
-        plain = table.cast(
-            pa.schema(
-                pa.field(f.name, f.type.value_type if pa.types.is_dictionary(f.type) else f.type)
-                for f in table.schema
-            )
-        )
+        plain = table.cast(_plain_schema())
         if self.writer is None:
             self.writer = pacsv.CSVWriter(self.path, plain.schema)
         self.writer.write_table(plain)
@@ -89,6 +74,14 @@ class CsvSink:
     def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
+
+
+def _plain_schema() -> pa.Schema:
+    """The packet table's schema with categoricals as their values (CSV has no dictionary)."""
+    return pa.schema(
+        pa.field(f.name, f.type.value_type if pa.types.is_dictionary(f.type) else f.type)
+        for f in arrow_schema()
+    )
 
 
 def open_sink(path: Path) -> Sink:
@@ -110,12 +103,12 @@ class DecodeResult:
 
     info: CaptureInfo
     opcodes: Counter[str] = field(default_factory=Counter)
-    preview: pd.DataFrame | None = None
+    preview: pa.Table | None = None
 
 
 def decode_capture(
     path: str | os.PathLike[str], output: Path | None = None, *, limit: int | None = None,
-    roce_port: int = 4791, chunk_packets: int = 1_000_000, progress: Progress | None = None,
+    roce_port: int = 4791, chunk_packets: int = CHUNK_PACKETS, progress: Progress | None = None,
 ) -> DecodeResult:  # fmt: skip
     """Decode a capture; write the packet table to `output` (Parquet / CSV) chunk by chunk."""
     sink = open_sink(output) if output is not None else None
@@ -124,23 +117,35 @@ def decode_capture(
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending: Future[None] | None = None
         try:
-            for cap in iter_capture(
+            for packets, info in iter_packet_columns(
                 path, chunk_packets=chunk_packets, roce_port=roce_port, limit=limit,
-                progress=progress,
+                progress=progress, block_bytes=BLOCK_BYTES,
             ):  # fmt: skip
                 if result is None:
-                    result = DecodeResult(cap.info, preview=cap.packets.head(PREVIEW_ROWS))
-                counts = cap.packets["opcode_name"].value_counts()
-                result.opcodes.update({str(k): int(v) for k, v in counts.items()})
+                    result = DecodeResult(info, preview=to_arrow(packets).slice(0, PREVIEW_ROWS))
+                result.opcodes.update(opcode_counts(packets))
                 if sink is not None:
                     _wait(pending, output)
-                    pending = pool.submit(sink.write, arrow_table(cap.packets))
+                    pending = pool.submit(_write, sink, packets)
             _wait(pending, output)
         finally:
             if sink is not None:
                 sink.close()
-    assert result is not None  # iter_capture yields at least one chunk
+    assert result is not None  # iter_packet_columns yields at least one chunk
     return result
+
+
+def opcode_counts(packets: PacketColumns) -> dict[str, int]:
+    """Frames per opcode name, from the categorical's codes."""
+    coded = packets.columns["opcode_name"]
+    assert isinstance(coded, Coded)
+    codes = coded.codes[coded.codes >= 0]
+    counts = np.bincount(codes, minlength=len(OPCODE_NAMES))
+    return {OPCODE_NAMES[i]: int(counts[i]) for i in np.flatnonzero(counts)}
+
+
+def _write(sink: Sink, packets: PacketColumns) -> None:
+    sink.write(to_arrow(packets))
 
 
 def _wait(pending: Future[None] | None, output: Path | None) -> None:

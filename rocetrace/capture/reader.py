@@ -1,19 +1,23 @@
-"""read_capture / iter_capture: a capture file to the packet table, whole or in chunks."""
+"""read_capture / iter_capture: a capture file to the packet table, whole or in chunks.
+
+iter_packet_columns is the pandas-free core (decode writes its chunks as Arrow tables);
+read_capture and iter_capture turn its chunks into pandas frames.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from rocetrace.capture.records import CORRUPT, LIMIT, PARTIAL, Records, scan
-from rocetrace.capture.source import BlockReader, Opened, Progress, open_capture
-from rocetrace.capture.table import Walked, build_table, walk_records
+from rocetrace.capture.packets import PacketColumns, to_pandas
+from rocetrace.capture.records import CORRUPT, DONE, LIMIT, PARTIAL, Records, scan
+from rocetrace.capture.source import Opened, Progress, Windows, open_capture
+from rocetrace.capture.table import Walked, build_columns, empty_columns, walk_records
 from rocetrace.capture.walk import (
     LT_ETHERNET,
     LT_IPV4,
@@ -27,6 +31,9 @@ from rocetrace.capture.walk import (
 )
 from rocetrace.errors import UnsupportedLinkType
 from rocetrace.schema import ANOMALIES
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SUPPORTED_LINK_TYPES = frozenset({LT_ETHERNET, LT_SLL, LT_SLL2, LT_RAW, LT_IPV4, LT_IPV6})
 BLOCK_BYTES = 64 << 20
@@ -111,31 +118,27 @@ def _count(info: CaptureInfo, rec: Records, w: Walked) -> None:
         info.last_ts_ns = int(rec.ts_ns[-1])
 
 
-def _mark_tail(info: CaptureInfo, tail: int) -> None:
-    info.incomplete_tail = tail > 0
+def _mark_tail(info: CaptureInfo, tail: int, cut: bool) -> None:
+    """The file ends inside a record (or a gzip stream is cut): that record is not decoded."""
+    info.incomplete_tail = tail > 0 or cut
     info.tail_bytes = tail
-    if tail:
+    if info.incomplete_tail:
         info.anomaly_counts["truncated_record"] = info.anomaly_counts.get("truncated_record", 0) + 1
 
 
+Ports = tuple[int, int]
+
+
 def _chunks(
-    o: Opened,
-    stream: BinaryIO,
-    block: int | None,
-    chunk: int,
-    limit: int | None,
-    ports: tuple[int, int],
-    progress: Progress | None,
-) -> Iterator[Capture]:
+    o: Opened, windows: Windows, info: CaptureInfo, chunk: int, limit: int | None, ports: Ports
+) -> Generator[PacketColumns, None, None]:
     """Scan windows, decode at most `chunk` records at a time, stop at `limit` packets.
 
     Always yields at least one (possibly empty) chunk; the tail is noted after the last.
     """
-    info, reader = _new_info(o), BlockReader(o, stream, block, progress)
-    carry, pos, remaining = np.empty(0, np.uint8), o.start, -1 if limit is None else limit
-    yielded = False
+    window, last = windows.next(0)
+    pos, remaining, status, yielded = o.start, -1 if limit is None else limit, DONE, False
     while True:
-        window, last = reader.next(carry)
         while remaining != 0:
             want = chunk if remaining < 0 else min(chunk, remaining)
             rec, pos, status = scan(o.state, window, pos, want)
@@ -145,24 +148,39 @@ def _chunks(
                 _count(info, rec, w)
                 remaining -= len(rec) if remaining > 0 else 0
                 yielded = True
-                yield Capture(build_table(window, rec, info.packets - len(rec) + 1, w), info)
+                yield build_columns(window, rec, info.packets - len(rec) + 1, w)
             if status != LIMIT:
                 break
         if remaining == 0 or status == CORRUPT or last:
             break
-        carry, pos = window[pos:].copy(), 0
-    if remaining != 0 and status in (CORRUPT, PARTIAL):
-        _mark_tail(info, len(window) - pos)
+        window, last = windows.next(pos)
+        pos = 0
+    if remaining != 0 and (status in (CORRUPT, PARTIAL) or windows.cut):
+        _mark_tail(info, len(window) - pos, windows.cut)
     if not yielded:
-        yield Capture(empty_table(), info)
+        yield empty_columns()
 
 
-def empty_table() -> pd.DataFrame:
-    """A packet table with no rows, in the schema's dtypes."""
-    e = np.empty(0, np.int64)
-    rec = Records(e, e, e, e, np.empty(0, np.int32))
-    buf = np.empty(0, np.uint8)
-    return build_table(buf, rec, 1, walk_records(buf, rec, 0, 0))
+def iter_packet_columns(
+    path: str | os.PathLike[str], *, chunk_packets: int = 1_000_000, roce_port: int = 4791,
+    vxlan_port: int = 4789, limit: int | None = None, progress: Progress | None = None,
+    block_bytes: int | None = BLOCK_BYTES,
+) -> Iterator[tuple[PacketColumns, CaptureInfo]]:  # fmt: skip
+    """iter_capture's chunks as neutral columns (rocetrace.capture.packets), without pandas.
+
+    block_bytes None reads the whole file as one window.
+    """
+    o, windows = open_capture(path, block_bytes, progress)
+    info = _new_info(o)
+    chunks = _chunks(o, windows, info, chunk_packets, limit, (roce_port, vxlan_port))
+    try:
+        if o.fmt == "pcap" and o.state.linktype not in SUPPORTED_LINK_TYPES:
+            raise UnsupportedLinkType(f"{o.path}: link type {o.state.linktype} is not supported")
+        for columns in chunks:
+            yield columns, info
+    finally:
+        chunks.close()  # releases its views of the mapping first
+        windows.close()
 
 
 def iter_capture(
@@ -170,31 +188,32 @@ def iter_capture(
     vxlan_port: int = 4789, limit: int | None = None, progress: Progress | None = None,
     block_bytes: int = BLOCK_BYTES,
 ) -> Iterator[Capture]:  # fmt: skip
-    """The packet table in chunks of at most chunk_packets frames, reading bounded blocks.
+    """The packet table in chunks of at most chunk_packets frames, reading bounded windows.
 
     Frame numbers continue across chunks; every chunk shares one CaptureInfo whose counters
     are running totals, final once the iterator is exhausted.
     """
-    o, stream = open_capture(path)
-    with stream:
-        if o.fmt == "pcap" and o.state.linktype not in SUPPORTED_LINK_TYPES:
-            raise UnsupportedLinkType(f"{o.path}: link type {o.state.linktype} is not supported")
-        yield from _chunks(
-            o, stream, block_bytes, chunk_packets, limit, (roce_port, vxlan_port), progress
-        )
+    for columns, info in iter_packet_columns(
+        path, chunk_packets=chunk_packets, roce_port=roce_port, vxlan_port=vxlan_port,
+        limit=limit, progress=progress, block_bytes=block_bytes,
+    ):  # fmt: skip
+        yield Capture(to_pandas(columns), info)
 
 
 def read_capture(
     path: str | os.PathLike[str], *, roce_port: int = 4791, vxlan_port: int = 4789,
     limit: int | None = None, progress: Progress | None = None,
 ) -> Capture:  # fmt: skip
-    """The whole capture as one packet table (the file is read into memory at once)."""
-    o, stream = open_capture(path)
-    with stream:
-        if o.fmt == "pcap" and o.state.linktype not in SUPPORTED_LINK_TYPES:
-            raise UnsupportedLinkType(f"{o.path}: link type {o.state.linktype} is not supported")
-        parts = list(_chunks(o, stream, None, 1 << 62, limit, (roce_port, vxlan_port), progress))
-    if len(parts) == 1:
-        return parts[0]
-    table = pd.concat([p.packets for p in parts], ignore_index=True)
-    return Capture(table, parts[-1].info)
+    """The whole capture as one packet table (the file is mapped, or decompressed, at once)."""
+    parts = list(
+        iter_packet_columns(
+            path, chunk_packets=1 << 62, roce_port=roce_port, vxlan_port=vxlan_port,
+            limit=limit, progress=progress, block_bytes=None,
+        )
+    )  # fmt: skip
+    frames = [to_pandas(columns) for columns, _ in parts]
+    if len(frames) == 1:
+        return Capture(frames[0], parts[-1][1])
+    import pandas as pd
+
+    return Capture(pd.concat(frames, ignore_index=True), parts[-1][1])

@@ -1,23 +1,28 @@
 """Open a capture file: find it, detect gzip and the format by magic, and hand out windows of
-bytes (the whole file at once, or bounded blocks that carry a partial record over)."""
+bytes, the whole file at once or bounded ones.
+
+An uncompressed file is memory-mapped: windows are views of the mapping (no copy, no fresh
+pages) and the next one starts at the first record the last did not hold whole. A gzip
+file is decompressed in blocks; only a record cut by a block's end is copied over.
+"""
 
 from __future__ import annotations
 
-import gzip
-import io
+import contextlib
+import mmap
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 import numpy as np
 
+from rocetrace.capture.gunzip import GZIP_MAGIC, GunzipReader
 from rocetrace.capture.records import ScanState
 from rocetrace.capture.writer import PCAP_MAGIC_NS, PCAP_MAGIC_US
 from rocetrace.errors import CaptureNotFound, NotACapture
 
-GZIP_MAGIC = b"\x1f\x8b"
 PCAPNG_SHB = b"\x0a\x0d\x0d\x0a"
 Progress = Callable[[int, int], None]
 
@@ -35,21 +40,26 @@ class Opened:
     size: int  # bytes on disk
 
 
-def _open_raw(path: Path) -> tuple[BinaryIO, bool]:
-    """The decompressed byte stream and whether it was gzip (by magic, not by name)."""
+class Windows(Protocol):
+    """Hands out the file's bytes as windows, each starting where the last was consumed."""
+
+    @property
+    def cut(self) -> bool:
+        """The compressed stream ended early: the data stops before the file's end."""
+
+    def next(self, consumed: int) -> tuple[np.ndarray, bool]: ...
+    def close(self) -> None: ...
+
+
+def _open_file(path: Path) -> BinaryIO:
     try:
-        fh: BinaryIO = open(path, "rb")  # noqa: SIM115  (returned to the caller)
+        return open(path, "rb")
     except FileNotFoundError:
         raise CaptureNotFound(f"{path}: no such file") from None
     except IsADirectoryError:
         raise NotACapture(f"{path}: is a directory, not a capture file") from None
     except OSError as exc:
         raise CaptureNotFound(f"{path}: cannot open ({exc.strerror})") from None
-    if fh.read(2) == GZIP_MAGIC:
-        fh.seek(0)
-        return gzip.GzipFile(fileobj=fh, mode="rb"), True  # type: ignore[return-value]
-    fh.seek(0)
-    return fh, False
 
 
 def _header_state(head: bytes, path: Path) -> tuple[str, ScanState, int, int]:
@@ -71,57 +81,132 @@ def _header_state(head: bytes, path: Path) -> tuple[str, ScanState, int, int]:
     raise NotACapture(f"{path}: not a pcap or pcapng capture (unknown magic {head[:4].hex()})")
 
 
-def open_capture(path: str | os.PathLike[str]) -> tuple[Opened, BinaryIO]:
-    """Identify a capture; returns it with a stream positioned at the file's start."""
+def _head(fh: BinaryIO, path: Path) -> tuple[bytes, bool]:
+    """The first 24 bytes of the capture (decompressed if gzip) and whether it is gzip."""
+    if fh.read(2) != GZIP_MAGIC:
+        fh.seek(0)
+        return fh.read(24), False
+    fh.seek(0)
+    try:
+        head = GunzipReader(fh).read(24)
+    except NotACapture as exc:
+        raise NotACapture(f"{path}: unreadable gzip stream ({exc})") from None
+    if not head:
+        raise NotACapture(f"{path}: gzip stream holds no data (cut short or corrupt)")
+    return head, True
+
+
+def open_capture(
+    path: str | os.PathLike[str], block: int | None, progress: Progress | None
+) -> tuple[Opened, Windows]:
+    """Identify a capture; returns it with its windows (blocks of `block` bytes, or whole)."""
     p = Path(path)
-    stream, compressed = _open_raw(p)
+    fh = _open_file(p)
     try:
-        head = stream.read(24)
-    except (OSError, EOFError) as exc:
-        stream.close()
-        raise NotACapture(f"{p}: unreadable gzip stream ({exc})") from None
-    try:
+        head, compressed = _head(fh, p)
         fmt, state, start, snaplen = _header_state(head, p)
-    except NotACapture:
-        stream.close()
+        fh.seek(0)
+        opened = Opened(p, fmt, compressed, state, start, snaplen, os.fstat(fh.fileno()).st_size)
+        return opened, _windows(fh, opened, block, progress)
+    except BaseException:
+        fh.close()
         raise
-    stream.seek(0)
-    return Opened(p, fmt, compressed, state, start, snaplen, p.stat().st_size), stream
 
 
-def _raw_position(stream: BinaryIO, compressed: bool) -> int:
-    """Bytes consumed from the file on disk (for progress)."""
-    raw = getattr(stream, "fileobj", None) if compressed else stream
-    return int(raw.tell()) if raw is not None else 0
+def _windows(fh: BinaryIO, o: Opened, block: int | None, progress: Progress | None) -> Windows:
+    if o.compressed:
+        return StreamWindows(GunzipReader(fh), o.size, block, progress)
+    try:
+        mapping = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):  # not a regular file: read it like a stream
+        return StreamWindows(_PlainStream(fh), o.size, block, progress)
+    fh.close()  # the mapping holds its own reference to the file
+    return MappedWindows(mapping, block, progress)
 
 
-class BlockReader:
-    """Hands out windows: the carried-over tail of the last window plus the next block."""
+class MappedWindows:
+    """Windows that are views of the file's memory map; pages behind the current window are
+    dropped from this process (the page cache keeps them), so memory stays bounded."""
+
+    cut = False
+
+    def __init__(self, mapping: mmap.mmap, block: int | None, progress: Progress | None):
+        self.mapping, self.block, self.progress = mapping, block, progress
+        self.data = np.frombuffer(mapping, np.uint8)
+        self.start = self.end = 0  # the current window in the file
+        self.released = 0  # pages before this offset were dropped
+        if block is not None and hasattr(mmap, "MADV_SEQUENTIAL"):
+            mapping.madvise(mmap.MADV_SEQUENTIAL)
+
+    def next(self, consumed: int) -> tuple[np.ndarray, bool]:
+        """The window from the first unconsumed byte; wider when not one record fit."""
+        size = len(self.data)
+        start = self.start + consumed
+        if self.block is None:
+            end = size
+        else:
+            grow = consumed == 0 and self.end > self.start
+            end = min(size, (self.end if grow else start) + self.block)
+            self._release(start)
+        self.start, self.end = start, end
+        if self.progress is not None:
+            self.progress(end, size)
+        return self.data[start:end], end >= size
+
+    def _release(self, start: int) -> None:
+        done = start - start % mmap.PAGESIZE
+        if done > self.released and hasattr(mmap, "MADV_DONTNEED"):
+            self.mapping.madvise(mmap.MADV_DONTNEED, self.released, done - self.released)
+            self.released = done
+
+    def close(self) -> None:
+        del self.data
+        # A window still referenced (by a traceback, say) keeps the mapping: GC unmaps it.
+        with contextlib.suppress(BufferError):
+            self.mapping.close()
+
+
+class _PlainStream:
+    """An unmappable file (a pipe) read as a stream, in the GunzipReader's terms."""
+
+    cut = False
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self.fh = fh
+
+    def read(self, size: int = -1) -> bytes:
+        return self.fh.read(size)
+
+    def tell_raw(self) -> int:
+        return int(self.fh.tell())
+
+    def close(self) -> None:
+        self.fh.close()
+
+
+class StreamWindows:
+    """Windows of a decompressed (or unmappable) stream: the unconsumed end of the last
+    window, then the next `block` bytes."""
 
     def __init__(
-        self, opened: Opened, stream: BinaryIO, block: int | None, progress: Progress | None
-    ) -> None:
-        self.opened, self.stream, self.block, self.progress = opened, stream, block, progress
+        self, stream: GunzipReader | _PlainStream, size: int, block: int | None,
+        progress: Progress | None,
+    ) -> None:  # fmt: skip
+        self.stream, self.size, self.block, self.progress = stream, size, block, progress
+        self.window = np.empty(0, np.uint8)
 
-    def next(self, carry: np.ndarray) -> tuple[np.ndarray, bool]:
-        """(window, is_last): is_last when the file has no bytes beyond this window."""
-        data = _read_block(self.stream, self.block)
-        last = self.block is None or len(data) < self.block
-        window = data if len(carry) == 0 else np.concatenate([carry, data])
+    @property
+    def cut(self) -> bool:
+        return self.stream.cut
+
+    def next(self, consumed: int) -> tuple[np.ndarray, bool]:
+        """(window, is_last): is_last when the stream has no bytes beyond this window."""
+        data = np.frombuffer(self.stream.read(-1 if self.block is None else self.block), np.uint8)
+        carry = self.window[consumed:]
+        self.window = data if len(carry) == 0 else np.concatenate([carry, data])
         if self.progress is not None:
-            self.progress(_raw_position(self.stream, self.opened.compressed), self.opened.size)
-        return window, last
+            self.progress(self.stream.tell_raw(), self.size)
+        return self.window, self.block is None or len(data) < self.block
 
-
-def _read_block(stream: BinaryIO, block: int | None) -> np.ndarray:
-    """Up to `block` bytes (all remaining when None) as a uint8 array."""
-    try:
-        if block is None:
-            if isinstance(stream, io.BufferedReader):
-                return np.fromfile(stream, dtype=np.uint8)
-            return np.frombuffer(stream.read(), dtype=np.uint8)
-        buf = np.empty(block, np.uint8)
-        got = stream.readinto(buf)  # type: ignore[attr-defined]
-        return buf[: got or 0]
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise NotACapture(f"corrupt compressed stream ({exc})") from None
+    def close(self) -> None:
+        self.stream.close()

@@ -1,7 +1,8 @@
-"""Records of a byte window -> the packet table, in the schema of rocetrace.schema.
+"""Records of a byte window -> the packet table's columns, in the schema of rocetrace.schema.
 
-The numba walk finds the headers; each integer column is then one gather per (slot, Field)
-source, wrapped zero-copy as an Arrow array; addresses are factorized into categoricals.
+The walk finds the headers; each integer column is then one gather per (slot, Field) source,
+wrapped zero-copy as an Arrow array; addresses are factorized into coded categoricals.
+No pandas here: rocetrace.capture.packets makes the Arrow table or the pandas frame.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from rocetrace.capture.kernels import address_keys, factorize_keys, gather_columns
@@ -25,6 +25,7 @@ from rocetrace.capture.layers import (
     header_of,
     opcode_layout,
 )
+from rocetrace.capture.packets import Coded, PacketColumns, arrow_schema, numeric_array
 from rocetrace.capture.records import Records
 from rocetrace.capture.roce import roce_stage
 from rocetrace.capture.walk import (
@@ -38,7 +39,7 @@ from rocetrace.capture.walk import (
 )
 from rocetrace.dissectors.icrc import crc32_table
 from rocetrace.dissectors.opcodes import OPCODES, UNKNOWN_OPCODE_NAME
-from rocetrace.schema import ANOMALIES, ENCAPS, ICRC_STATUSES, PACKET_COLUMNS, PACKET_DTYPES
+from rocetrace.schema import ANOMALIES, CATEGORY, ENCAPS, ICRC_STATUSES, PACKET_COLUMNS
 
 OPCODE_NAMES: tuple[str, ...] = (*(OPCODES[c].name for c in sorted(OPCODES)), UNKNOWN_OPCODE_NAME)
 
@@ -101,20 +102,8 @@ def walk_records(buf: np.ndarray, rec: Records, roce_port: int, vxlan_port: int)
     return w
 
 
-def _arrow(
-    values: np.ndarray, valid: np.ndarray | None, dtype: pd.ArrowDtype
-) -> pd.api.extensions.ExtensionArray:
-    """Wrap numpy values + validity as an Arrow-backed pandas array without copying values."""
-    n = len(values)
-    bitmap = None
-    if valid is not None and not valid.all():
-        bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
-    pa_type = dtype.pyarrow_dtype
-    if pa.types.is_boolean(pa_type):
-        data = pa.py_buffer(np.packbits(values.astype(bool), bitorder="little"))
-    else:
-        data = pa.py_buffer(values)
-    return pd.arrays.ArrowExtensionArray(pa.Array.from_buffers(pa_type, n, [bitmap, data]))
+def _nullable(values: np.ndarray, valid: np.ndarray, pa_type: pa.DataType) -> pa.Array:
+    return numeric_array(values, pa_type, None if valid.all() else valid)
 
 
 @dataclass(frozen=True)
@@ -122,6 +111,7 @@ class GatherPlan:
     """Every integer column's (slot, Field) sources as one spec table for gather_columns."""
 
     columns: tuple[str, ...]  # gathered columns, in validity-row order
+    types: tuple[pa.DataType, ...]  # per column: its Arrow type (integer categoricals: uint64)
     kinds: tuple[int, ...]  # per column: 0..3 uint8..uint64 matrix, 4 the flag bitmaps
     rows: tuple[int, ...]  # per column: its row in that matrix
     widths: tuple[int, ...]  # rows per kind
@@ -133,19 +123,14 @@ _KIND_OF = {np.dtype(np.uint8): 0, np.dtype(np.uint16): 1, np.dtype(np.uint32): 
 _MATRIX_DTYPES = (np.uint8, np.uint16, np.uint32, np.uint64)
 
 
-def _arrow_type(column: str) -> pa.DataType:
-    """The Arrow type a column is gathered as (integer categoricals: uint64)."""
-    dtype = PACKET_DTYPES[column]
-    return pa.uint64() if dtype == "category" else dtype.pyarrow_dtype  # type: ignore[attr-defined]
-
-
 @cache
 def _plan() -> GatherPlan:
     columns = tuple(c.name for c in PACKET_COLUMNS if c.name in COLUMN_SOURCES)
+    types = tuple(_gathered_type(arrow_schema().field(c).type) for c in columns)
     kinds, rows, widths = [], [], [0] * 5
     spec, masks = [], []
     for col, column in enumerate(columns):
-        t = _arrow_type(column)
+        t = types[col]
         kind = 4 if pa.types.is_boolean(t) else _KIND_OF.get(np.dtype(t.to_pandas_dtype()), 3)
         kinds.append(kind)
         rows.append(widths[kind])
@@ -155,14 +140,18 @@ def _plan() -> GatherPlan:
             spec.append((SLOT_OF[slot], f.byte_offset, f.byte_span, f.shift, kind, rows[-1], col))
             masks.append(f.mask)
     return GatherPlan(
-        columns, tuple(kinds), tuple(rows), tuple(widths),
+        columns, types, tuple(kinds), tuple(rows), tuple(widths),
         np.array(spec, np.int64).reshape(-1, 7), np.array(masks, np.uint64),
     )  # fmt: skip
 
 
+def _gathered_type(t: pa.DataType) -> pa.DataType:
+    return t.value_type if pa.types.is_dictionary(t) else t
+
+
 def gather_all(buf: np.ndarray, rec: Records, w: Walked) -> tuple[dict[str, object], np.ndarray]:
-    """Every integer column (Arrow-backed, or integer categorical) from one numba pass, and
-    the opcode_name codes (-1 where there is no opcode)."""
+    """Every integer column (Arrow array, or coded integer categorical) from one kernel pass,
+    and the opcode_name codes (-1 where there is no opcode)."""
     n, plan = len(rec), _plan()
     nbytes = (n + 7) // 8
     outs = tuple(np.zeros((k, n), dt) for k, dt in zip(plan.widths, _MATRIX_DTYPES, strict=False))
@@ -172,24 +161,20 @@ def gather_all(buf: np.ndarray, rec: Records, w: Walked) -> tuple[dict[str, obje
     gather_columns(
         buf, rec.offset, rec.cap_len, w.slots, plan.spec, plan.masks, outs, flags, vbits, counts
     )
-    zeros = np.zeros(n * 8 + 8, np.uint8)
+    zeros = pa.py_buffer(np.zeros(n * 8 + 8, np.uint8))
     cols: dict[str, object] = {}
     for col, column in enumerate(plan.columns):
-        dtype, kind, row, k = PACKET_DTYPES[column], plan.kinds[col], plan.rows[col], counts[col]
-        if k == 0:
-            cols[column] = _null_column(n, dtype, zeros)
-            continue
+        t, kind, row, k = plan.types[col], plan.kinds[col], plan.rows[col], int(counts[col])
         values = flags[row] if kind == 4 else outs[kind][row]
-        if dtype == "category":
-            valid = np.unpackbits(vbits[col], count=n, bitorder="little").view(np.int8)
-            codes, first = factorize_keys(np.zeros(n, np.uint64), values, valid)
-            cols[column] = _categorical(codes, pd.Index(values[first]))
-            continue
-        bitmap = None if k == n else pa.py_buffer(vbits[col])
-        arr = pa.Array.from_buffers(
-            _arrow_type(column), n, [bitmap, pa.py_buffer(values)], null_count=n - int(k)
-        )
-        cols[column] = pd.arrays.ArrowExtensionArray(arr)
+        if column in _INTEGER_CATEGORICALS:
+            cols[column] = _integer_categorical(values, vbits[col], k)
+        elif k == 0:
+            cols[column] = pa.Array.from_buffers(t, n, [zeros, zeros], null_count=n)
+        else:
+            bitmap = None if k == n else pa.py_buffer(vbits[col])
+            cols[column] = pa.Array.from_buffers(
+                t, n, [bitmap, pa.py_buffer(values)], null_count=n - k
+            )
     col = plan.columns.index("opcode")
     opcode_name = _tables()[3][outs[0][plan.rows[col]]]
     if counts[col] < n:
@@ -198,25 +183,19 @@ def gather_all(buf: np.ndarray, rec: Records, w: Walked) -> tuple[dict[str, obje
     return cols, opcode_name
 
 
-def _null_column(n: int, dtype: object, zeros: np.ndarray) -> object:
-    """An all-null column; its buffers are views of one shared zero buffer (read-only)."""
-    if dtype == "category":
-        return _categorical(np.full(n, -1, np.int8), pd.Index(np.empty(0, np.uint64)))
-    pa_type = dtype.pyarrow_dtype  # type: ignore[attr-defined]
-    width = 1 if pa.types.is_boolean(pa_type) else pa_type.bit_width // 8
-    data = (
-        zeros[: (n + 7) // 8] if width == 1 and pa.types.is_boolean(pa_type) else zeros[: n * width]
-    )
-    bitmap = pa.py_buffer(zeros[: (n + 7) // 8])
-    arr = pa.Array.from_buffers(pa_type, n, [bitmap, pa.py_buffer(data)], null_count=n)
-    return pd.arrays.ArrowExtensionArray(arr)
+_INTEGER_CATEGORICALS = frozenset(
+    c.name for c in PACKET_COLUMNS if c.type == CATEGORY and c.name in COLUMN_SOURCES
+)
 
 
-def _categorical(
-    codes: np.ndarray, categories: tuple[str, ...] | list[str] | pd.Index
-) -> pd.Categorical:
-    cats = categories if isinstance(categories, pd.Index) else pd.Index(list(categories))
-    return pd.Categorical.from_codes(codes, categories=cats, validate=False)
+def _integer_categorical(values: np.ndarray, vbits: np.ndarray, valid_count: int) -> Coded:
+    """Rare integers (atomics) factorized: codes into their distinct values."""
+    n = len(values)
+    if valid_count == 0:
+        return Coded(np.full(n, -1, np.int8), np.empty(0, np.uint64))
+    valid = np.unpackbits(vbits, count=n, bitorder="little").view(np.int8)
+    codes, first = factorize_keys(np.zeros(n, np.uint64), values, valid)
+    return Coded(codes, values[first])
 
 
 # Address columns: (column, slot, byte offset, width, key kind); a later source overwrites.
@@ -228,8 +207,8 @@ _ADDRESS_SPEC = np.array(
 )  # fmt: skip
 
 
-def _addresses(buf: np.ndarray, rec: Records, w: Walked) -> dict[str, pd.Categorical]:
-    """Factorize the address columns into categoricals of text (one numba pass for keys)."""
+def _addresses(buf: np.ndarray, rec: Records, w: Walked) -> dict[str, Coded]:
+    """Factorize the address columns into coded text (one kernel pass for the keys)."""
     n, k = len(rec), len(ADDRESS_COLUMNS)
     hi, lo, kind = (
         np.empty((k, n), np.uint64),
@@ -241,7 +220,7 @@ def _addresses(buf: np.ndarray, rec: Records, w: Walked) -> dict[str, pd.Categor
     for c, column in enumerate(ADDRESS_COLUMNS):
         codes, first = factorize_keys(hi[c], lo[c], kind[c])
         names = [_address_text(int(kind[c, i]), int(hi[c, i]), int(lo[c, i])) for i in first]
-        out[column] = _categorical(codes, names)
+        out[column] = Coded(codes, names)
     return out
 
 
@@ -253,11 +232,9 @@ def _address_text(kind: int, hi: int, lo: int) -> str:
     return ":".join(f"{b:02x}" for b in lo.to_bytes(6, "big"))
 
 
-def build_table(buf: np.ndarray, rec: Records, first_frame: int, w: Walked) -> pd.DataFrame:
-    """The packet table of one window's records, columns in schema order."""
+def build_columns(buf: np.ndarray, rec: Records, first_frame: int, w: Walked) -> PacketColumns:
+    """The packet table's columns for one window's records, in schema order."""
     n = len(rec)
-    u32: pd.ArrowDtype = PACKET_DTYPES["icrc"]  # type: ignore[assignment]
-    u16: pd.ArrowDtype = PACKET_DTYPES["payload_len"]  # type: ignore[assignment]
     special, opcode_name = gather_all(buf, rec, w)
     special.update(_addresses(buf, rec, w))
     special.update({
@@ -265,11 +242,20 @@ def build_table(buf: np.ndarray, rec: Records, first_frame: int, w: Walked) -> p
         "ts_ns": rec.ts_ns,
         "cap_len": rec.cap_len.astype(np.uint32),
         "wire_len": rec.wire_len.astype(np.uint32),
-        "encap": _categorical(w.encap, ENCAPS),
-        "opcode_name": _categorical(opcode_name, OPCODE_NAMES),
-        "payload_len": _arrow(w.payload_len.astype(np.uint16), w.payload_len >= 0, u16),
-        "icrc": _arrow(w.icrc.astype(np.uint32), w.icrc >= 0, u32),
-        "icrc_status": _categorical(w.icrc_status, ICRC_STATUSES),
-        "anomaly": _categorical(w.anomaly.astype(np.int16) - 1, ANOMALIES),
+        "encap": Coded(w.encap, ENCAPS),
+        "opcode_name": Coded(opcode_name, OPCODE_NAMES),
+        "payload_len": _nullable(w.payload_len.astype(np.uint16), w.payload_len >= 0, pa.uint16()),
+        "icrc": _nullable(w.icrc.astype(np.uint32), w.icrc >= 0, pa.uint32()),
+        "icrc_status": Coded(w.icrc_status, ICRC_STATUSES),
+        "anomaly": Coded(w.anomaly.astype(np.int16) - 1, ANOMALIES),
     })  # fmt: skip
-    return pd.DataFrame({c.name: special[c.name] for c in PACKET_COLUMNS}, copy=False)
+    columns = {c.name: special[c.name] for c in PACKET_COLUMNS}
+    return PacketColumns(columns, n)
+
+
+def empty_columns() -> PacketColumns:
+    """A packet table with no rows."""
+    e = np.empty(0, np.int64)
+    rec = Records(e, e, e, e, np.empty(0, np.int32))
+    buf = np.empty(0, np.uint8)
+    return build_columns(buf, rec, 1, walk_records(buf, rec, 0, 0))

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from rocetrace.capture.export import DecodeResult
 
 PREVIEW_COLUMNS = ["frame", "ts_ns", "src_ip", "dst_ip", "opcode_name", "dest_qp", "psn", "anomaly"]
@@ -50,7 +52,7 @@ def decode(
       rocetrace decode x.pcap.gz -o pk.parquet    packet table for pandas/polars/duckdb
       rocetrace decode x.pcapng -o pk.csv --limit 1000
     """
-    from rocetrace.capture.export import decode_capture  # pandas, pyarrow, numba: 1 s
+    from rocetrace.capture.export import decode_capture  # numpy, pyarrow, the kernels
 
     with _progress() as progress:
         result = decode_capture(
@@ -98,5 +100,18 @@ def summary(result: DecodeResult, output: Path | None) -> str:
     if output is not None:
         lines.append(f"wrote {output}")
     elif result.preview is not None and len(result.preview):
-        lines.append(result.preview[PREVIEW_COLUMNS].to_string(index=False))
+        lines.append(preview_text(result.preview.select(PREVIEW_COLUMNS)))
     return "\n".join(lines)
+
+
+def preview_text(table: pa.Table) -> str:
+    """A few rows as right-aligned text columns, nulls as '-' (no pandas in this process)."""
+    columns = [
+        [name, *("-" if v is None else str(v) for v in table.column(name).to_pylist())]
+        for name in table.column_names
+    ]
+    widths = [max(map(len, col)) for col in columns]
+    rows = zip(*columns, strict=True)
+    return "\n".join(
+        "  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in rows
+    )

@@ -1,0 +1,76 @@
+"""gzip decompression that survives a cut: a file truncated mid-stream ends the data early.
+
+gzip.GzipFile raises EOFError at a cut and drops what it had decompressed in that call; this
+reader hands out every byte before the cut and notes it (`cut`), so the packets before it
+are kept and the reader reports an incomplete tail. Concatenated members are read in turn.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import BinaryIO
+
+from rocetrace.errors import NotACapture
+
+GZIP_MAGIC = b"\x1f\x8b"
+RAW_READ = 1 << 20  # compressed bytes read from the file at a time
+_GZIP_WBITS = 16 + zlib.MAX_WBITS  # zlib parses the gzip header and checks the trailer
+
+
+class GunzipReader:
+    """A read-only byte stream of a gzip file's decompressed contents."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw = raw
+        self.inflater = zlib.decompressobj(_GZIP_WBITS)
+        self.input = b""  # compressed bytes not yet handed to the inflater
+        self.done = False
+        self.cut = False  # the file ended inside a member
+
+    def read(self, size: int = -1) -> bytes:
+        """Up to `size` bytes (all when negative); fewer only at the end of the data."""
+        parts, want = [], size if size >= 0 else 1 << 62
+        while want > 0 and not self.done:
+            data = self._inflate(min(want, 1 << 30))
+            parts.append(data)
+            want -= len(data)
+        return b"".join(parts)
+
+    def tell_raw(self) -> int:
+        """Compressed bytes consumed from the file (for progress)."""
+        return int(self.raw.tell())
+
+    def close(self) -> None:
+        self.raw.close()
+
+    def _inflate(self, want: int) -> bytes:
+        if self.inflater.eof and not self._next_member():
+            self.done = True
+            return b""
+        if not self.input:
+            self.input = self.raw.read(RAW_READ)
+            if not self.input:
+                out = self._decompress(b"", want)  # output zlib still holds, if any
+                if not out:
+                    self.cut, self.done = not self.inflater.eof, True
+                return out
+        return self._decompress(self.input, want)
+
+    def _decompress(self, data: bytes, want: int) -> bytes:
+        try:
+            out = self.inflater.decompress(data, want)
+        except zlib.error as exc:
+            raise NotACapture(f"corrupt gzip stream ({exc})") from None
+        self.input = (
+            self.inflater.unused_data if self.inflater.eof else self.inflater.unconsumed_tail
+        )
+        return out
+
+    def _next_member(self) -> bool:
+        """After a member's trailer: start the next member, if the file has one."""
+        if len(self.input) < 2:
+            self.input += self.raw.read(RAW_READ)
+        if self.input[:2] != GZIP_MAGIC:
+            return False  # the end, or padding after the last member (ignored like gzip -d)
+        self.inflater = zlib.decompressobj(_GZIP_WBITS)
+        return True

@@ -1,0 +1,138 @@
+"""The packet table in a neutral form, and its two faces: an Arrow table and a pandas frame.
+
+The decoder yields plain numpy columns, Arrow arrays (nullable integers, flags) and coded
+categoricals; the Arrow table (decode's Parquet / CSV) and the pandas frame (read_capture)
+are each made from them without re-encoding, so `rocetrace decode` never imports pandas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, TypeAlias
+
+import numpy as np
+import pyarrow as pa
+
+from rocetrace.capture.layers import COLUMN_SOURCES
+from rocetrace.schema import CATEGORY, PACKET_COLUMNS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass
+class Coded:
+    """A categorical column: codes into categories, -1 where null."""
+
+    codes: np.ndarray
+    categories: Sequence[str] | np.ndarray  # text, or uint64 values (integer categoricals)
+
+
+Value: TypeAlias = "np.ndarray | pa.Array | Coded"
+
+
+@dataclass
+class PacketColumns:
+    """One chunk of the packet table: every schema column, in schema order."""
+
+    columns: dict[str, Value]
+    rows: int
+
+    def __len__(self) -> int:
+        return self.rows
+
+
+def _arrow_type(name: str, declared: object) -> pa.DataType:
+    if isinstance(declared, pa.DataType):
+        return declared
+    if declared == CATEGORY:
+        # Text as large_string (what pandas 3 makes of str categories, so files stay as
+        # they were); integer categoricals (atomics) keep their integers; int32 indices.
+        value = pa.uint64() if name in COLUMN_SOURCES else pa.large_string()
+        return pa.dictionary(pa.int32(), value)
+    return pa.from_numpy_dtype(np.dtype(str(declared)))
+
+
+@cache
+def arrow_schema() -> pa.Schema:
+    """The packet table's Arrow schema: the same for every chunk and every capture."""
+    return pa.schema(pa.field(c.name, _arrow_type(c.name, c.type)) for c in PACKET_COLUMNS)
+
+
+# Arrays are built from their buffers: pa.array() would import pandas to inspect its input.
+
+
+def numeric_array(
+    values: np.ndarray, pa_type: pa.DataType, valid: np.ndarray | None = None
+) -> pa.Array:
+    """Numpy values (and a bool validity, None: all valid) as Arrow, values not copied."""
+    bitmap = None if valid is None else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    data = pa.py_buffer(np.ascontiguousarray(values))
+    return pa.Array.from_buffers(pa_type, len(values), [bitmap, data])
+
+
+def _text_array(strings: Sequence[str]) -> pa.Array:
+    """Arrow large strings (category lists are short: a loop over them is fine)."""
+    encoded = [s.encode() for s in strings]
+    offsets = np.zeros(len(encoded) + 1, np.int64)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    buffers = [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))]
+    return pa.Array.from_buffers(pa.large_string(), len(encoded), buffers)
+
+
+@cache
+def _fixed_dictionary(categories: tuple[str, ...]) -> pa.Array:
+    """A fixed category list (encap, opcode names, ...) as Arrow, built once."""
+    return _text_array(categories)
+
+
+def _dictionary_array(coded: Coded) -> pa.DictionaryArray:
+    """Arrow dictionary array (int32 indices) of coded values."""
+    codes, cats = coded.codes, coded.categories
+    if isinstance(cats, tuple):
+        dictionary = _fixed_dictionary(cats)
+    elif isinstance(cats, np.ndarray):
+        dictionary = numeric_array(cats.astype(np.uint64), pa.uint64())
+    else:
+        dictionary = _text_array(cats)
+    null, n = codes < 0, len(codes)
+    if n and null.all():  # atomics, mostly: indices and validity are lazily zeroed pages
+        zeros = pa.py_buffer(np.zeros(4 * n, np.uint8))
+        indices = pa.Array.from_buffers(pa.int32(), n, [zeros, zeros], null_count=n)
+    else:
+        indices = numeric_array(codes.astype(np.int32), pa.int32(), ~null if null.any() else None)
+    return pa.DictionaryArray.from_arrays(indices, dictionary)
+
+
+def to_arrow(packets: PacketColumns) -> pa.Table:
+    """The chunk as an Arrow table of arrow_schema() (numpy and Arrow columns not copied)."""
+    schema = arrow_schema()
+    arrays = []
+    for f in schema:
+        value = packets.columns[f.name]
+        if isinstance(value, Coded):
+            arrays.append(_dictionary_array(value))
+        elif isinstance(value, np.ndarray):
+            arrays.append(numeric_array(value, f.type))
+        else:
+            arrays.append(value)
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def to_pandas(packets: PacketColumns) -> pd.DataFrame:
+    """The chunk as a pandas frame in the dtypes of rocetrace.schema (values not copied)."""
+    import pandas as pd
+
+    data: dict[str, object] = {}
+    for name, value in packets.columns.items():
+        if isinstance(value, Coded):
+            cats = value.categories
+            index = pd.Index(cats if isinstance(cats, np.ndarray) else list(cats))
+            data[name] = pd.Categorical.from_codes(value.codes, categories=index, validate=False)
+        elif isinstance(value, np.ndarray):
+            data[name] = value
+        else:
+            data[name] = pd.arrays.ArrowExtensionArray(value)
+    return pd.DataFrame(data, copy=False)
