@@ -80,7 +80,8 @@ MODULES_AFTER = (
 
 @pytest.mark.parametrize("output", [None, "p.parquet", "p.csv"])
 def test_decode_process_never_imports_pandas(tmp_path: Path, output: str | None) -> None:
-    """`rocetrace decode` works on Arrow tables only: pandas' ~0.4 s import is never paid."""
+    """`rocetrace decode` works on Arrow tables and C kernels only: the imports of pandas
+    (~0.4 s) and numba (~0.3 s) are never paid."""
     argv = ["decode", str(REPO / "samples" / "clean.pcap")]
     argv += [] if output is None else ["-o", str(tmp_path / output)]
     env = dict(os.environ, PYTHONPATH=str(REPO))
@@ -89,7 +90,7 @@ def test_decode_process_never_imports_pandas(tmp_path: Path, output: str | None)
     )
     assert run.returncode == 0, run.stderr
     modules = ast.literal_eval(run.stdout.splitlines()[-1])
-    assert "pyarrow" in modules and "pandas" not in modules
+    assert "pyarrow" in modules and "pandas" not in modules and "numba" not in modules
 
 
 def test_help_explains() -> None:
