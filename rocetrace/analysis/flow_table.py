@@ -72,15 +72,17 @@ def _per_flow(pp: Prepared, model: flows.FlowModel) -> dict[str, Any]:
         empty = np.zeros(0, np.int64)
         return dict.fromkeys(("packets", "bytes", "first_psn", "last_psn", "first", "last"), empty)
     first, last = order.first_rows(), order.last_rows()
-    ts = pp.ts[order.rows]
-    if bool(np.all(ts[1:] >= ts[:-1])):  # capture in time order: first and last frames
+    if pp.in_time_order:  # the first and last frames are the earliest and the latest
         ts_first, ts_last = pp.ts[first], pp.ts[last]
     else:
+        ts = pp.ts[order.rows]
         ts_first = np.minimum.reduceat(ts, order.bounds[:-1])
         ts_last = np.maximum.reduceat(ts, order.bounds[:-1])
+    inside = np.flatnonzero(model.flow_id >= 0)
+    wire = np.bincount(model.flow_id[inside], weights=pp.wire_len[inside], minlength=n)
     return {
         "packets": np.diff(order.bounds),
-        "bytes": np.add.reduceat(pp.wire_len[order.rows], order.bounds[:-1]),
+        "bytes": wire.astype(np.int64),
         "first_psn": pp.psn[first],
         "last_psn": pp.psn[last],
         "first": ts_first,

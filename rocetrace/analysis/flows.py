@@ -133,8 +133,9 @@ def build_flow_model(pp: Prepared) -> FlowModel:
     peer_qp[transport == UC] = -1  # UC sends no responses: no QP receives them
     mtu = _mtus(pp, order)
     mtu[has_pair] = np.maximum(mtu[has_pair], mtu[pair[has_pair]])
-    kinds = counts_by(flow_id, n, pp.kind.astype(np.int64), N_KINDS)
-    ecn = counts_by(flow_id, n, np.where(pp.ecn >= 0, pp.ecn, 4), 5)[:, :4]
+    both = counts_by(flow_id, n, pp.kind * 5 + np.where(pp.ecn >= 0, pp.ecn, 4), N_KINDS * 5)
+    both = both.reshape(n, N_KINDS, 5)
+    kinds, ecn = both.sum(axis=2), both[:, :, :4].sum(axis=1)
     return FlowModel(
         flow_id, src, dst, qp, pair, peer_qp, paired_by, transport, mtu, order, sport, kinds, ecn
     )

@@ -25,6 +25,7 @@ from rocetrace.analysis.prepared import (
 
 BIG = np.int64(1) << 42  # separates flows in one sorted key
 _NONE = np.iinfo(np.int64).min // 4
+_SPAN = BIG // 4  # values within +-_SPAN need no per-group shift in running_max_before
 
 
 @dataclass
@@ -61,8 +62,11 @@ def running_max_before(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     if len(values) == 0:
         return values.copy()
     gidx = np.cumsum(starts) - 1
-    low = np.minimum.reduceat(values, np.flatnonzero(starts))[gidx]
-    acc = np.maximum.accumulate(values - low + gidx * BIG) - gidx * BIG + low
+    offset = gidx * BIG  # lifts each group above the previous ones
+    low: np.ndarray | int = 0
+    if values.min() <= -_SPAN or values.max() >= _SPAN:  # shift each group to start at 0
+        low = np.minimum.reduceat(values, np.flatnonzero(starts))[gidx]
+    acc = np.maximum.accumulate(values - low + offset) - offset + low
     before = np.empty_like(acc)
     before[1:] = acc[:-1]
     before[starts] = _NONE

@@ -45,6 +45,8 @@ def ack_progress(
     acked = np.maximum(s.high_before, s.end) % PSN_MOD
     out = pd.DataFrame({"idx": s.idx, "flow_id": s.flow, "ts_ns": pp.ts[s.idx], "acked": acked})
     out["stale"] = ~s.first & (s.ext < s.high_before)
+    if pp.in_time_order:  # (ts_ns, idx) order is frame order; each flow's rows are in it
+        return out.take(np.argsort(s.idx, kind="stable")).reset_index(drop=True)
     return out.sort_values(["ts_ns", "idx"], kind="stable").reset_index(drop=True)
 
 

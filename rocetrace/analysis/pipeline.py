@@ -88,7 +88,7 @@ def analyze_packets(
     progress_rows = naks.ack_progress(pp, model)
     nak_rows = naks.nak_table(pp, model, progress_rows)
     step("retransmissions")
-    eps, reissues = rtx.request_episodes(pp, model, req, nak_rows)
+    eps, reissues = rtx.request_episodes(pp, model, req, nak_rows, progress_rows)
     reissued = reads.reissue_episodes(pp, model, resp, reissues, span, progress_rows)
     found = [e for e in (eps, reissued) if not e.empty]
     eps = _finish_episodes(pd.concat(found) if found else rtx._empty(), pp, model)

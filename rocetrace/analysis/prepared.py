@@ -91,7 +91,7 @@ def category_in(col: pd.Series, names: tuple[str, ...]) -> np.ndarray:
         return col.astype(object).isin(names).to_numpy(bool)
     wanted = np.isin(np.asarray(col.cat.categories, dtype=object), names)
     codes = col.cat.codes.to_numpy()
-    return np.append(wanted, False)[np.where(codes >= 0, codes, len(wanted))]
+    return np.append(wanted, False)[codes]  # code -1 (null) reads the appended False
 
 
 def _ip_codes(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -101,9 +101,15 @@ def _ip_codes(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     names = np.array(sorted(set(src.cat.categories) | set(dst.cat.categories)), dtype=object)
     if len(names) == 0:
         return np.full(len(df), -1, np.int64), np.full(len(df), -1, np.int64), names
-    src_codes = src.cat.set_categories(names).cat.codes.to_numpy(dtype=np.int64)
-    dst_codes = dst.cat.set_categories(names).cat.codes.to_numpy(dtype=np.int64)
-    return src_codes, dst_codes, names
+    codes = []
+    for col in (src, dst):
+        at = np.searchsorted(names, np.asarray(col.cat.categories, dtype=object))
+        codes.append(np.append(at, -1)[col.cat.codes.to_numpy()])  # null (-1) stays -1
+    return codes[0], codes[1], names
+
+
+def _roce_only(roce: np.ndarray, everywhere: bool, values: np.ndarray, fill: int) -> np.ndarray:
+    return values if everywhere else np.where(roce, values, fill)
 
 
 @dataclass
@@ -131,34 +137,44 @@ class Prepared:
     dscp: np.ndarray
     pcp: np.ndarray
     sport: np.ndarray
+    in_time_order: bool = True  # timestamps never decrease from one frame to the next
 
     def __len__(self) -> int:
         return len(self.frame)
 
 
+def _kinds(df: pd.DataFrame, roce: np.ndarray, op: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Kind per frame (ACKs split by AETH syndrome into ACK / NAK / RNR NAK), and syndromes."""
+    kind = np.where(roce, KIND_LUT[op], OTHER).astype(np.int8)
+    kind[np.flatnonzero(category_in(df["encap"], ("pfc",)))] = PFC
+    syndrome = _ints(df, "aeth_syndrome")
+    acks = np.flatnonzero(kind == ACK)
+    ack_kind = (syndrome[acks] >> 5) & 3
+    kind[acks[ack_kind == AckKind.NAK]] = NAK
+    kind[acks[ack_kind == AckKind.RNR_NAK]] = RNR_NAK
+    return kind, syndrome
+
+
 def prepare(df: pd.DataFrame) -> Prepared:
-    """Convert the packet table once; kinds split ACKs into ACK / NAK / RNR NAK by syndrome."""
+    """Convert the packet table once: integer columns with -1 for null, IPs as codes,
+    opcodes as kinds, transports and message positions."""
     opcode = _ints(df, "opcode")
     roce = category_in(df["encap"], ROCE_ENCAPS) & (opcode >= 0)
-    op = np.where(roce, opcode, 0)
-    kind = np.where(roce, KIND_LUT[op], OTHER).astype(np.int8)
-    kind[category_in(df["encap"], ("pfc",))] = PFC
-    syndrome = _ints(df, "aeth_syndrome")
-    ack_kind = np.where(syndrome >= 0, (syndrome >> 5) & 3, 0)
-    is_ack = kind == ACK
-    kind[is_ack & (ack_kind == AckKind.NAK)] = NAK
-    kind[is_ack & (ack_kind == AckKind.RNR_NAK)] = RNR_NAK
+    everywhere = bool(roce.all())
+    op = _roce_only(roce, everywhere, opcode, 0)
+    kind, syndrome = _kinds(df, roce, op)
     src, dst, ips = _ip_codes(df)
+    ts = _ints(df, "ts_ns")
     return Prepared(
         frame=_ints(df, "frame"),
-        ts=_ints(df, "ts_ns"),
+        ts=ts,
         wire_len=_ints(df, "wire_len"),
-        src=np.where(roce, src, -1),
-        dst=np.where(roce, dst, -1),
+        src=_roce_only(roce, everywhere, src, -1),
+        dst=_roce_only(roce, everywhere, dst, -1),
         ips=ips,
-        qp=np.where(roce, _ints(df, "dest_qp"), -1),
-        psn=np.where(roce, _ints(df, "psn"), -1),
-        opcode=np.where(roce, opcode, -1),
+        qp=_roce_only(roce, everywhere, _ints(df, "dest_qp"), -1),
+        psn=_roce_only(roce, everywhere, _ints(df, "psn"), -1),
+        opcode=_roce_only(roce, everywhere, opcode, -1),
         kind=kind,
         transport=np.where(roce, TRANSPORT_LUT[op], -1).astype(np.int8),
         position=np.where(roce, POSITION_LUT[op], POS_NONE).astype(np.int8),
@@ -171,6 +187,7 @@ def prepare(df: pd.DataFrame) -> Prepared:
         dscp=_ints(df, "dscp"),
         pcp=_ints(df, "vlan_pcp"),
         sport=_ints(df, "udp_sport"),
+        in_time_order=bool(np.all(ts[1:] >= ts[:-1])),
     )
 
 

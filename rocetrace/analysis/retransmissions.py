@@ -112,10 +112,14 @@ def _last_acked(eps: pd.DataFrame, progress: pd.DataFrame) -> np.ndarray:
     return merged["acked"].reindex(eps.index).fillna(-1).to_numpy(np.int64)
 
 
-def _requester_view(pp: Prepared, model: FlowModel, eps: pd.DataFrame) -> pd.DataFrame:
+def _requester_view(
+    pp: Prepared, model: FlowModel, eps: pd.DataFrame, progress: pd.DataFrame
+) -> pd.DataFrame:
     """ACK progress as the requester saw it: after a NAK it answered with go-back-0, the
     whole message counts as not acknowledged (it is redone)."""
     g0 = eps[(eps["mode"] == "go-back-0") & eps["nak_frame"].notna()]
+    if g0.empty:
+        return progress
     index = np.searchsorted(pp.frame, g0["nak_frame"].to_numpy(np.int64))
     return ack_progress(pp, model, dict(zip(index.tolist(), g0["start_psn"].tolist(), strict=True)))
 
@@ -143,9 +147,13 @@ def _modes(eps: pd.DataFrame, s: Stream, ep: np.ndarray, acked: np.ndarray) -> p
 def _resolve_ambiguous(mode: pd.Series, flow: pd.Series, ambiguous: np.ndarray) -> pd.Series:
     """A one- or two-packet resend reaching the last PSN sent looks the same under go-back-N
     and selective repeat: follow the flow's unambiguous episodes when they agree."""
-    clear = mode[~ambiguous]
-    sr = clear.groupby(flow[~ambiguous]).agg(lambda m: bool((m == "selective-repeat").all()))
-    use = ambiguous & flow.map(sr.to_dict()).eq(True).to_numpy()
+    fid = flow.to_numpy(np.int64)
+    clear = np.flatnonzero(~ambiguous)
+    n = int(fid.max(initial=-1)) + 1
+    clear_count = np.bincount(fid[clear], minlength=n)
+    sr = (mode.to_numpy(object)[clear] == "selective-repeat").astype(np.int64)
+    all_sr = (clear_count > 0) & (np.bincount(fid[clear], weights=sr, minlength=n) == clear_count)
+    use = ambiguous & all_sr[fid]
     return mode.where(~use, "selective-repeat")
 
 
@@ -156,7 +164,7 @@ def _prev_ts_in_flow(model: FlowModel, pp: Prepared, idx: np.ndarray) -> np.ndar
 
 
 def request_episodes(
-    pp: Prepared, model: FlowModel, s: Stream, naks: pd.DataFrame
+    pp: Prepared, model: FlowModel, s: Stream, naks: pd.DataFrame, progress: pd.DataFrame
 ) -> tuple[pd.DataFrame, np.ndarray]:
     """Episodes of resent requests with trigger, mode and delay, and the frames of READ
     re-issues: episodes that open with a re-sent READ REQUEST and no NAK are not resends of
@@ -173,7 +181,7 @@ def request_episodes(
     if eps.empty:
         return _empty(), reissues
     eps["mode"] = _modes(eps, s, ep, np.full(len(eps), -1, np.int64))
-    eps["mode"] = _modes(eps, s, ep, _last_acked(eps, _requester_view(pp, model, eps)))
+    eps["mode"] = _modes(eps, s, ep, _last_acked(eps, _requester_view(pp, model, eps, progress)))
     prev_ts = _prev_ts_in_flow(model, pp, eps["idx"].to_numpy())
     silence = eps["ts_ns"] - prev_ts
     after_nak = (eps["ts_ns"] - eps["nak_ts_exact"]).fillna(0).to_numpy(np.int64)

@@ -26,15 +26,25 @@ from rocetrace.analysis.prepared import (
 COLUMNS = ["rtt_min_s", "rtt_median_s", "rtt_max_s"]
 
 
-def _time_rank(ts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _time_rank(pp: Prepared) -> tuple[np.ndarray, np.ndarray]:
     """(rank of each frame in time order, timestamps in time order); frames with equal
     timestamps keep capture order. Captures are nearly always in time order already."""
-    if len(ts) < 2 or bool(np.all(ts[1:] >= ts[:-1])):
-        return np.arange(len(ts), dtype=np.int64), ts
-    by_time = np.argsort(ts, kind="stable")
-    rank = np.empty(len(ts), np.int64)
-    rank[by_time] = np.arange(len(ts))
-    return rank, ts[by_time]
+    if pp.in_time_order:
+        return np.arange(len(pp), dtype=np.int64), pp.ts
+    by_time = np.argsort(pp.ts, kind="stable")
+    rank = np.empty(len(pp), np.int64)
+    rank[by_time] = np.arange(len(pp))
+    return rank, pp.ts[by_time]
+
+
+def _sent_by(pp: Prepared, ts_in_time: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """Per frame index: how many frames were sent at or before it (time rank bound)."""
+    if not pp.in_time_order:
+        return np.searchsorted(ts_in_time, pp.ts[a], "right")
+    bound = a + 1  # in time order: every frame up to this one, plus any with its timestamp
+    tie = np.flatnonzero(pp.ts[np.minimum(bound, len(pp) - 1)] == pp.ts[a])
+    bound[tie] = np.searchsorted(pp.ts, pp.ts[a[tie]], "right")
+    return bound
 
 
 def _answered_requests(pp: Prepared, model: FlowModel) -> tuple[np.ndarray, np.ndarray]:
@@ -49,7 +59,7 @@ def _answered_requests(pp: Prepared, model: FlowModel) -> tuple[np.ndarray, np.n
     r, r_flow = model.order.select(pp.kind == REQUEST)
     if len(a) == 0 or len(r) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    rank, ts_in_time = _time_rank(pp.ts)
+    rank, ts_in_time = _time_rank(pp)
     # Requests sorted by (flow, PSN, time); one composite key: dense (flow, PSN) id, time rank.
     key = (r_flow << 24) | pp.psn[r]
     by_key = np.argsort(key, kind="stable")
@@ -64,7 +74,7 @@ def _answered_requests(pp: Prepared, model: FlowModel) -> tuple[np.ndarray, np.n
     uniq = key[starts]
     wanted = (model.pair[model.flow_id[a]] << 24) | pp.psn[a]
     at = np.minimum(np.searchsorted(uniq, wanted), len(uniq) - 1)
-    bound = np.searchsorted(ts_in_time, pp.ts[a], "right")  # frames sent at or before
+    bound = _sent_by(pp, ts_in_time, a)
     j = np.searchsorted(composite, (at << bits) | bound, "left") - 1
     ok = (uniq[at] == wanted) & (j >= 0)
     ok &= (composite[np.maximum(j, 0)] >> bits) == at

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from rocetrace.analysis.naks import NAK_KINDS
@@ -44,29 +45,41 @@ def plain(value: Any) -> Any:
     return value
 
 
-def _flow(row: pd.Series) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key in FLOW_KEYS:
-        if key == "naks":
-            out["naks"] = {k: int(row[f"naks_{k}"]) for k in NAK_KINDS}
-        else:
-            out[key] = plain(row[key])
-    row = row.copy()
-    row["first_ts"] = row["first_ts_ns"] / 1e9
-    row["last_ts"] = row["last_ts_ns"] / 1e9
-    for key in FLOW_EXTRAS:
-        out[key] = plain(row[key]) if key in row.index else None
+def plain_column(col: pd.Series) -> list[Any]:
+    """A column as JSON-ready scalars (as `plain` per value, but column at a time)."""
+    kind = col.dtype.kind if isinstance(col.dtype, np.dtype) else "O"
+    if kind in ("i", "u", "b"):
+        return col.to_numpy().tolist()
+    if kind == "f":
+        return [None if v != v else v for v in col.to_numpy().tolist()]
+    return [plain(v) for v in col.tolist()]
+
+
+def _columns(df: pd.DataFrame, keys: tuple[str, ...]) -> dict[str, list[Any]]:
+    return {k: plain_column(df[k]) for k in keys if k in df.columns}
+
+
+def _flows(flows: pd.DataFrame) -> list[dict[str, Any]]:
+    """One object per flow: FLOW_KEYS (NAKs by kind), then FLOW_EXTRAS."""
+    cols = _columns(flows, FLOW_KEYS + FLOW_EXTRAS)
+    cols |= {f"naks_{k}": plain_column(flows[f"naks_{k}"].astype(int)) for k in NAK_KINDS}
+    for edge in ("first", "last"):
+        cols[f"{edge}_ts"] = plain_column(flows[f"{edge}_ts_ns"] / 1e9)
     for key in ("dscp", "vlan_pcp", "udp_sport"):
-        out[key] = None if out[key] is not None and out[key] < 0 else out[key]
+        if key in cols:
+            cols[key] = [None if v is not None and v < 0 else v for v in cols[key]]
+    out = []
+    for i in range(len(flows)):
+        flow = {k: cols[k][i] for k in FLOW_KEYS if k != "naks"}
+        flow["naks"] = {k: cols[f"naks_{k}"][i] for k in NAK_KINDS}
+        flow |= {k: cols[k][i] if k in cols else None for k in FLOW_EXTRAS}
+        out.append({k: flow[k] for k in (*FLOW_KEYS, *FLOW_EXTRAS)})
     return out
 
 
 def _records(df: pd.DataFrame, keys: tuple[str, ...]) -> list[dict[str, Any]]:
-    cols = [k for k in keys if k in df.columns]
-    return [
-        {k: plain(v) for k, v in zip(cols, row, strict=True)}
-        for row in df[cols].itertuples(index=False)
-    ]
+    cols = _columns(df, keys)
+    return [dict(zip(cols, row, strict=True)) for row in zip(*cols.values(), strict=True)]
 
 
 def build_summary(a: Analysis) -> dict[str, Any]:
@@ -79,7 +92,7 @@ def build_summary(a: Analysis) -> dict[str, Any]:
         "schema": SCHEMA,
         "capture": {k: plain(v) for k, v in a.capture_facts.items()},
         "options": {k: plain(v) for k, v in a.options.items()},
-        "flows": [_flow(r) for _, r in a.flows.iterrows()],
+        "flows": _flows(a.flows),
         "retransmissions": _records(a.retransmissions, EPISODE_KEYS),
         "pfc": pfc_summary(a.pfc, a.packets),
         "pfc_pauses": _records(
