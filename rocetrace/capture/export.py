@@ -12,12 +12,10 @@ from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
 
 from rocetrace.capture.packets import Coded, PacketColumns, arrow_schema, to_arrow
 from rocetrace.capture.reader import CaptureInfo, iter_packet_columns
@@ -25,10 +23,16 @@ from rocetrace.capture.source import Progress
 from rocetrace.capture.table import OPCODE_NAMES
 from rocetrace.errors import OutputError
 
+if TYPE_CHECKING:
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
 PREVIEW_ROWS = 10
 CHUNK_PACKETS = 1_000_000
-BLOCK_BYTES = 64 << 20  # bytes per window: the chunks of a big capture are written in turn
+# Bytes per window: a chunk is written while the next decodes, small enough that the last
+# write (not overlapped) is short and the arrays reuse heap memory instead of fresh pages.
+BLOCK_BYTES = 16 << 20
 
 
 class Sink(Protocol):
@@ -45,6 +49,9 @@ class ParquetSink:
 
     def write(self, table: pa.Table) -> None:
         if self.writer is None:
+            # Imported here, in the writer thread, while the next chunk decodes.
+            import pyarrow.parquet as pq
+
             # Dictionary pages only for the categorical columns: integers (PSNs, times)
             # rarely repeat, and snappy keeps writing as fast as decoding.
             dicts = [f.name for f in table.schema if pa.types.is_dictionary(f.type)]
@@ -68,6 +75,8 @@ class CsvSink:
     def write(self, table: pa.Table) -> None:
         plain = table.cast(_plain_schema())
         if self.writer is None:
+            import pyarrow.csv as pacsv
+
             self.writer = pacsv.CSVWriter(self.path, plain.schema)
         self.writer.write_table(plain)
 
