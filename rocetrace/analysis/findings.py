@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from rocetrace.analysis.flows import GSI_QP
@@ -51,23 +52,36 @@ def _row(severity: str, code: str, message: str, flow: Any, ts_ns: float, frames
     }
 
 
+def _flow_groups(df: pd.DataFrame) -> Iterator[tuple[int, np.ndarray]]:
+    """(flow_id, row positions) per flow, by flow id; rows keep their order in the table.
+    Numpy slices instead of a pandas groupby: one step per flow, none per row."""
+    fid = df["flow_id"].to_numpy(np.int64)
+    order = np.argsort(fid, kind="stable")
+    for rows in np.split(order, np.flatnonzero(np.diff(fid[order])) + 1):
+        if len(rows):
+            yield int(fid[rows[0]]), rows
+
+
 def _episode_rules(t: Tables) -> Iterator[dict]:
     flows = t.flows.set_index("flow_id", drop=False)
-    for (fid, trigger), g in t.retransmissions.groupby(["flow_id", "trigger"]):
-        if trigger != "timeout":
-            continue
+    eps = t.retransmissions
+    timeouts = eps[(eps["trigger"] == "timeout").to_numpy(bool)]
+    delay_s = timeouts["delay_s"].to_numpy(float)
+    start, ts = timeouts["start_psn"].to_numpy(), timeouts["ts_ns"].to_numpy()
+    frames = timeouts["first_frame"].to_numpy()
+    for fid, rows in _flow_groups(timeouts):
         f = flows.loc[fid]
-        delay = g["delay_s"].median()
+        delay = np.median(delay_s[rows])
         yield _row(
             "warning",
             "timeout_retransmission",
-            f"{len(g)} retransmission(s) after a timeout with no NAK (first from PSN "
-            f"{int(g['start_psn'].iloc[0])}); silence before the resend {delay * 1e6:.1f} us, "
+            f"{len(rows)} retransmission(s) after a timeout with no NAK (first from PSN "
+            f"{int(start[rows[0]])}); silence before the resend {delay * 1e6:.1f} us, "
             f"ACK timeout ~{f['ack_timeout_s'] * 1e6:.1f} us "
             f"(4.096 us x 2^{int(f['ack_timeout_exp'])})",
             f,
-            g["ts_ns"].min(),
-            g["first_frame"].tolist(),
+            ts[rows].min(),
+            frames[rows].tolist(),
         )
     gb0 = t.retransmissions[t.retransmissions["mode"] == "go-back-0"]
     for fid, g in gb0.groupby("flow_id"):
@@ -163,13 +177,15 @@ def _fabric_rules(t: Tables) -> Iterator[dict]:
             t.bad_icrc_frames,
         )
     flows = t.flows.set_index("flow_id", drop=False)
-    for fid, g in t.capture_gaps.groupby("flow_id") if not t.capture_gaps.empty else []:
+    gaps = t.capture_gaps
+    for fid, rows in _flow_groups(gaps) if not gaps.empty else []:
+        g = gaps.iloc[rows]
         msg = (
             f"{int(g['psns'].sum())} PSN(s) missing from the capture but never resent nor NAKed: "
             "more likely dropped by the capture (sniffer) than lost on the wire"
         )
         yield _row(
-            "info", "capture_gap", msg, flows.loc[int(fid)], g["ts_ns"].min(), g["frame"].tolist()
+            "info", "capture_gap", msg, flows.loc[fid], g["ts_ns"].min(), g["frame"].tolist()
         )
     if t.capture.get("incomplete_tail"):
         yield _row(

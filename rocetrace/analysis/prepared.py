@@ -65,6 +65,8 @@ def _ints(df: pd.DataFrame, name: str) -> np.ndarray:
     if isinstance(col.dtype, pd.ArrowDtype):
         chunks = pa.chunked_array(col.array._pa_array).chunks
         parts = [_chunk_ints(c) for c in chunks]
+        if len(parts) == 1:
+            return parts[0]
         return np.concatenate(parts) if parts else np.zeros(0, np.int64)
     return col.to_numpy(dtype=np.int64, na_value=-1)
 
@@ -72,6 +74,8 @@ def _ints(df: pd.DataFrame, name: str) -> np.ndarray:
 def _chunk_ints(chunk: pa.Array) -> np.ndarray:
     """An Arrow integer or boolean chunk read straight from its buffers; nulls become -1."""
     n, off = len(chunk), chunk.offset
+    if chunk.null_count == n:  # a header absent from the whole chunk
+        return np.full(n, -1, np.int64)
     validity, data = chunk.buffers()[:2]
     if pa.types.is_boolean(chunk.type):
         bits = np.unpackbits(np.frombuffer(data, np.uint8), bitorder="little")

@@ -14,6 +14,7 @@ import pandas as pd
 from rocetrace.analysis.flows import FlowModel
 from rocetrace.analysis.gaps import Stream
 from rocetrace.analysis.naks import ack_progress
+from rocetrace.analysis.order import stable_order
 from rocetrace.analysis.prepared import Prepared, psn_delta
 
 EPISODE_COLUMNS = [
@@ -97,8 +98,27 @@ def _assign_triggers(eps: pd.DataFrame, naks: pd.DataFrame) -> pd.DataFrame:
     return eps.drop(columns=["kind"])
 
 
-def _last_acked(eps: pd.DataFrame, progress: pd.DataFrame) -> np.ndarray:
+def _last_acked(pp: Prepared, eps: pd.DataFrame, progress: pd.DataFrame) -> np.ndarray:
     """Per episode, the highest PSN acknowledged about its flow before it (-1 when none)."""
+    if progress.empty:
+        return np.full(len(eps), -1, np.int64)
+    if not pp.in_time_order:
+        return _last_acked_asof(eps, progress)
+    # In time order a frame index is a time rank: one packed (flow, frame) search.
+    flow = progress["flow_id"].to_numpy(np.int64)
+    bits = max(len(pp).bit_length(), 1)
+    by = stable_order(flow, int(flow.max(initial=0)) + 1)
+    key = ((flow << bits) | progress["idx"].to_numpy(np.int64))[by]
+    eps_flow = eps["flow_id"].to_numpy(np.int64)
+    earlier = np.searchsorted(pp.ts, eps["ts_ns"].to_numpy(np.int64), "left")
+    j = np.searchsorted(key, (eps_flow << bits) | earlier, "left") - 1
+    found = (j >= 0) & ((key[np.maximum(j, 0)] >> bits) == eps_flow)
+    acked = progress["acked"].to_numpy(np.int64)[by]
+    return np.where(found, acked[np.maximum(j, 0)], -1)
+
+
+def _last_acked_asof(eps: pd.DataFrame, progress: pd.DataFrame) -> np.ndarray:
+    """_last_acked by a pandas as-of merge on timestamps (captures out of time order)."""
     table = progress.rename(columns={"ts_ns": "ack_ts"})[["flow_id", "ack_ts", "acked"]]
     merged = pd.merge_asof(
         eps[["flow_id", "ts_ns"]].reset_index(),
@@ -181,7 +201,8 @@ def request_episodes(
     if eps.empty:
         return _empty(), reissues
     eps["mode"] = _modes(eps, s, ep, np.full(len(eps), -1, np.int64))
-    eps["mode"] = _modes(eps, s, ep, _last_acked(eps, _requester_view(pp, model, eps, progress)))
+    acked = _last_acked(pp, eps, _requester_view(pp, model, eps, progress))
+    eps["mode"] = _modes(eps, s, ep, acked)
     prev_ts = _prev_ts_in_flow(model, pp, eps["idx"].to_numpy())
     silence = eps["ts_ns"] - prev_ts
     after_nak = (eps["ts_ns"] - eps["nak_ts_exact"]).fillna(0).to_numpy(np.int64)

@@ -81,6 +81,16 @@ def _answered_requests(pp: Prepared, model: FlowModel) -> tuple[np.ndarray, np.n
     return a[ok], r[j[ok]]
 
 
+def _by_flow_then_value(flow: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sort (flow, value >= 0) pairs; one packed integer sort when both fit in 62 bits."""
+    shift = int(value.max(initial=0)).bit_length()
+    if shift + int(flow.max(initial=0)).bit_length() > 62:
+        by = np.lexsort((value, flow))
+        return flow[by], value[by]
+    packed = np.sort((flow << shift) | value)
+    return packed >> shift, packed & ((1 << shift) - 1)
+
+
 def rtt_per_flow(pp: Prepared, model: FlowModel) -> pd.DataFrame:
     """Per request flow (index = flow_id): rtt_min_s, rtt_median_s, rtt_max_s, rtt_samples."""
     n = len(model)
@@ -88,10 +98,8 @@ def rtt_per_flow(pp: Prepared, model: FlowModel) -> pd.DataFrame:
     samples = np.zeros(n, np.int64)
     a, r = _answered_requests(pp, model)
     if len(a):
-        flow = model.flow_id[r]
-        rtt_ns = pp.ts[a] - pp.ts[r]
-        by = np.lexsort((rtt_ns, flow))
-        flow, rtt_s = flow[by], rtt_ns[by] / 1e9
+        flow, rtt_ns = _by_flow_then_value(model.flow_id[r], pp.ts[a] - pp.ts[r])
+        rtt_s = rtt_ns / 1e9
         bounds = np.flatnonzero(group_starts(flow))
         count = np.diff(np.append(bounds, len(flow)))
         lower = rtt_s[bounds + (count - 1) // 2]
