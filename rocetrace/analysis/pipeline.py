@@ -170,31 +170,35 @@ def _finish_episodes(eps: pd.DataFrame, pp: Prepared, model: flows.FlowModel) ->
     return eps.sort_values("ts_ns", kind="stable")[rtx.EPISODE_COLUMNS].reset_index(drop=True)
 
 
+def _table_facts(packets: pd.DataFrame) -> dict[str, Callable[[], Any]]:
+    """How to count each capture fact from the table itself (only when CaptureInfo lacks it)."""
+    roce = lambda: category_in(packets["encap"], ROCE_ENCAPS)  # noqa: E731
+    ts = packets["ts_ns"]
+    return {
+        "packets": lambda: len(packets),
+        "roce_packets": lambda: int(roce().sum()),
+        "non_roce_packets": lambda: int((~roce()).sum()),
+        "malformed_packets": lambda: (
+            int(packets["anomaly"].notna().sum()) if "anomaly" in packets else 0
+        ),
+        "truncated_packets": lambda: int((packets["cap_len"] < packets["wire_len"]).sum()),
+        "incomplete_tail": lambda: False,
+        "first_ts": lambda: float(ts.min()) / 1e9 if len(ts) else None,
+        "last_ts": lambda: float(ts.max()) / 1e9 if len(ts) else None,
+    }
+
+
 def _capture_facts(capture: Any, packets: pd.DataFrame) -> dict[str, Any]:
     """The summary's capture object, from CaptureInfo or, without one, from the table."""
-    roce = pd.Series(category_in(packets["encap"], ROCE_ENCAPS))
-    ts = packets["ts_ns"]
-    facts: dict[str, Any] = {
-        "packets": len(packets),
-        "roce_packets": int(roce.sum()),
-        "non_roce_packets": int((~roce).sum()),
-        "malformed_packets": int(packets["anomaly"].notna().sum()) if "anomaly" in packets else 0,
-        "truncated_packets": int((packets["cap_len"] < packets["wire_len"]).sum()),
-        "incomplete_tail": False,
-        "first_ts": float(ts.min()) / 1e9 if len(ts) else None,
-        "last_ts": float(ts.max()) / 1e9 if len(ts) else None,
-    }
-    if capture is not None:
-        for key in (
-            "packets",
-            "roce_packets",
-            "non_roce_packets",
-            "malformed_packets",
-            "truncated_packets",
-        ):
-            facts[key] = int(getattr(capture, key, facts[key]))
-        facts["incomplete_tail"] = bool(getattr(capture, "incomplete_tail", False))
-        for key in ("first_ts", "last_ts"):
-            ns = getattr(capture, f"{key}_ns", None)
-            facts[key] = float(ns) / 1e9 if ns is not None else facts[key]
+    table = _table_facts(packets)
+    if capture is None:
+        return {key: count() for key, count in table.items()}
+    facts: dict[str, Any] = {}
+    counted = ("packets", "roce_packets", "non_roce_packets", "malformed_packets")
+    for key in (*counted, "truncated_packets"):
+        facts[key] = int(getattr(capture, key)) if hasattr(capture, key) else table[key]()
+    facts["incomplete_tail"] = bool(getattr(capture, "incomplete_tail", False))
+    for key in ("first_ts", "last_ts"):
+        ns = getattr(capture, f"{key}_ns", None)
+        facts[key] = float(ns) / 1e9 if ns is not None else table[key]()
     return facts

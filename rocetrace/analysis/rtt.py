@@ -17,6 +17,7 @@ from rocetrace.analysis.prepared import (
     ATOMIC_ACK,
     POS_FIRST,
     POS_ONLY,
+    PSN_MOD,
     READ_RESPONSE,
     REQUEST,
     Prepared,
@@ -54,9 +55,10 @@ def _answered_requests(pp: Prepared, model: FlowModel) -> tuple[np.ndarray, np.n
         (pp.kind == READ_RESPONSE) & isin_small(pp.position, (POS_FIRST, POS_ONLY))
     )
     a, a_flow = model.order.select(answer)
-    about = model.pair[a_flow]
-    a = a[about >= 0]
-    r, r_flow = model.order.select(pp.kind == REQUEST)
+    a = a[np.flatnonzero(model.pair[a_flow] >= 0)]
+    echoed = np.zeros(PSN_MOD, bool)  # only requests whose PSN some answer repeats
+    echoed[pp.psn[a]] = True
+    r, r_flow = model.order.select((pp.kind == REQUEST) & echoed[pp.psn & (PSN_MOD - 1)])
     if len(a) == 0 or len(r) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     rank, ts_in_time = _time_rank(pp)
