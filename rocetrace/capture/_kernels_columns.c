@@ -4,49 +4,91 @@
 
 #include "_kernels.h"
 
-#define GATHER_BLOCK 1024 /* frames per block (a multiple of 8): their bytes stay in cache */
+#define GATHER_BLOCK 256 /* frames per block (a multiple of 8): their bytes stay in cache */
 
-/* One source's value of frame i into its matrix row (kinds 0..3) or flag bit (kind 4);
- * returns 1 if the frame has the field, else 0. */
-static int gather_one(const Frames *f, Slots sl, const int64_t *s, uint64_t mask,
-                      const Gather *g, int64_t i, unsigned *ones, int bit)
+/* One block's frames: first byte and cap clipped to the buffer, computed once per block. */
+typedef struct {
+    const uint8_t *fr[GATHER_BLOCK];
+    int64_t cap[GATHER_BLOCK];
+} Block;
+
+/* Frame k of the block has the field at r + off (span bytes) inside its cap: its value. */
+static uint64_t field_value(const Block *blk, const uint8_t *buf_end, int64_t k, int64_t at,
+                            int span, int shift, uint64_t mask)
 {
-    int64_t r = slot_get(sl, (int)s[0], i), off = s[1], span = s[2];
-    const uint8_t *fr;
-    int64_t cap = frame_cap(f, i, INT64_MAX, &fr);
-    if (r < 0 || r + off + span > cap)
-        return 0;
-    uint64_t v = (be_bytes(fr + r + off, (int)span) >> s[3]) & mask;
-    int64_t at = s[5] * f->n + i;
-    switch (s[4]) {
-    case 0: g->out8[at] = (uint8_t)v; break;
-    case 1: g->out16[at] = (uint16_t)v; break;
-    case 2: g->out32[at] = (uint32_t)v; break;
-    case 3: g->out64[at] = v; break;
-    default: *ones |= (v != 0) << bit;
-    }
-    return 1;
+    return (be_wide(blk->fr[k] + at, span, buf_end) >> shift) & mask;
 }
 
-/* One source over one block: 8 frames at a time, so validity bits are whole bytes. */
-static void gather_block(const Frames *f, Slots sl, const Gather *g, int64_t src, int64_t start,
-                         int64_t stop)
+/* One source over the block: values, and which frames have the field (their count). */
+static int64_t read_source(const Frames *f, Slots sl, const Block *blk, const int64_t *s,
+                           uint64_t mask, int64_t start, int64_t count, uint64_t *vals,
+                           uint8_t *valid)
 {
-    const int64_t *s = g->spec + 7 * src;
-    for (int64_t at = start; at < stop; at += 8) {
-        unsigned valid = 0, ones = 0;
-        int64_t end = at + 8 < stop ? at + 8 : stop;
-        for (int64_t i = at; i < end; i++)
-            valid |= gather_one(f, sl, s, g->masks[src], g, i, &ones, (int)(i - at)) << (i - at);
-        if (!valid)
+    const int16_t *slot_row = sl.v + s[0] * sl.n + start;
+    const uint8_t *buf_end = f->buf + f->len;
+    int64_t off = s[1], span = s[2], found = 0;
+    for (int64_t k = 0; k < count; k++) {
+        int64_t r = slot_row[k];
+        valid[k] = r >= 0 && r + off + span <= blk->cap[k];
+        if (!valid[k])
             continue;
-        int64_t byte = at >> 3;
-        g->vbits[s[6] * g->nbytes + byte] |= (uint8_t)valid;
-        if (s[4] == 4) {
-            uint8_t *flag = &g->flags[s[5] * g->nbytes + byte];
-            *flag = (uint8_t)((*flag & ~valid) | ones);
-        }
+        vals[k] = field_value(blk, buf_end, k, r + off, (int)span, (int)s[3], mask);
+        found++;
     }
+    return found;
+}
+
+#define STORE_VALID(out, type)                                                                  \
+    for (int64_t k = 0; k < count; k++)                                                         \
+        if (valid[k])                                                                           \
+            (out)[k] = (type)vals[k];
+
+/* Store the valid values of one source in its matrix row (kinds 0..3). */
+static void store_values(const Gather *g, const int64_t *s, int64_t n, int64_t start,
+                         int64_t count, const uint64_t *vals, const uint8_t *valid)
+{
+    int64_t at = s[5] * n + start;
+    switch (s[4]) {
+    case 0: STORE_VALID(g->out8 + at, uint8_t) break;
+    case 1: STORE_VALID(g->out16 + at, uint16_t) break;
+    case 2: STORE_VALID(g->out32 + at, uint32_t) break;
+    default: STORE_VALID(g->out64 + at, uint64_t)
+    }
+}
+
+/* Validity bits of the column; flag bits (kind 4) set or cleared where valid. */
+static void store_bits(const Gather *g, const int64_t *s, int64_t start, int64_t count,
+                       const uint64_t *vals, const uint8_t *valid)
+{
+    uint8_t *vbits = g->vbits + s[6] * g->nbytes + start / 8;
+    uint8_t *flags = g->flags + s[5] * g->nbytes + start / 8;
+    for (int64_t byte = 0; byte < (count + 7) / 8; byte++) {
+        unsigned bits = 0, ones = 0;
+        for (int64_t k = byte * 8; k < byte * 8 + 8 && k < count; k++) {
+            bits |= (unsigned)valid[k] << (k & 7);
+            ones |= (unsigned)(valid[k] && vals[k] != 0) << (k & 7);
+        }
+        vbits[byte] |= (uint8_t)bits;
+        if (s[4] == 4)
+            flags[byte] = (uint8_t)((flags[byte] & ~bits) | ones);
+    }
+}
+
+/* Whether any frame of [start, start + count) has the header of this slot (most sources
+ * are absent from whole blocks: PFC, VLAN, atomics...). */
+static int slot_used(Slots sl, int slot, int64_t start, int64_t count)
+{
+    const int16_t *row = sl.v + slot * sl.n + start;
+    int16_t top = -1;
+    for (int64_t k = 0; k < count; k++)
+        top = row[k] > top ? row[k] : top;
+    return top >= 0;
+}
+
+static void fill_block(const Frames *f, int64_t start, int64_t count, Block *blk)
+{
+    for (int64_t k = 0; k < count; k++)
+        blk->cap[k] = frame_cap(f, start + k, INT64_MAX, &blk->fr[k]);
 }
 
 /* Every integer column, frames [start, stop) with start a multiple of 8: per spec source
@@ -55,16 +97,28 @@ static void gather_block(const Frames *f, Slots sl, const Gather *g, int64_t src
  * whose capture ends inside the field, stay invalid. counts[column] += the valid frames. */
 void gather_columns(const Frames *f, Slots sl, const Gather *g, int64_t start, int64_t stop)
 {
-    for (int64_t blk = start; blk < stop; blk += GATHER_BLOCK) {
-        int64_t blk_stop = blk + GATHER_BLOCK < stop ? blk + GATHER_BLOCK : stop;
-        for (int64_t src = 0; src < g->n_sources; src++)
-            gather_block(f, sl, g, src, blk, blk_stop);
+    Block blk;
+    uint64_t vals[GATHER_BLOCK];
+    uint8_t valid[GATHER_BLOCK];
+    for (int64_t at = start; at < stop; at += GATHER_BLOCK) {
+        int64_t count = stop - at < GATHER_BLOCK ? stop - at : GATHER_BLOCK;
+        fill_block(f, at, count, &blk);
+        for (int64_t src = 0; src < g->n_sources; src++) {
+            const int64_t *s = g->spec + 7 * src;
+            if (!slot_used(sl, (int)s[0], at, count))
+                continue;
+            if (!read_source(f, sl, &blk, s, g->masks[src], at, count, vals, valid))
+                continue;
+            if (s[4] != 4)
+                store_values(g, s, f->n, at, count, vals, valid);
+            store_bits(g, s, at, count, vals, valid);
+        }
     }
     for (int64_t col = 0; col < g->n_columns; col++) {
-        const uint8_t *bits = g->vbits + col * g->nbytes;
+        const uint8_t *bits_of = g->vbits + col * g->nbytes;
         int64_t k = 0;
         for (int64_t byte = start >> 3; byte < (stop + 7) >> 3; byte++)
-            k += __builtin_popcount(bits[byte]);
+            k += __builtin_popcount(bits_of[byte]);
         g->counts[col] += k;
     }
 }

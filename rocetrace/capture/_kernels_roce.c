@@ -7,40 +7,81 @@ static uint32_t crc_byte(const uint32_t *table, uint32_t crc, unsigned v)
     return table[(crc ^ v) & 0xFF] ^ (crc >> 8);
 }
 
-/* The byte of the ICRC input at q: the variant fields (IPv4 TOS/TTL/checksum, IPv6 class,
- * flow label and hop limit, the UDP checksum, BTH byte 4) count as all ones. */
-static unsigned icrc_byte(const uint8_t *fr, int64_t q, int64_t ip, int64_t ihl, int v4,
-                          int64_t bth, int v2)
+/* Slice-by-8 tables of the reflected CRC32: slice[j][v] is the register after byte v and
+ * j zero bytes, so eight bytes cost eight lookups and no dependency chain per byte. */
+typedef struct {
+    uint32_t slice[8][256];
+    uint32_t after_ones; /* the register after the 8 bytes 0xFF the ICRC starts with */
+} CrcSlices;
+
+static void crc_slices(const uint32_t *table, CrcSlices *c)
 {
-    unsigned v = fr[q];
-    int64_t r = q - ip;
-    if (r < ihl) {
-        if (v4)
-            return r == 1 || r == 8 || r == 10 || r == 11 ? 0xFF : v;
-        if (r == 0)
-            return v | 0x0F;
-        return r < 4 || r == 7 ? 0xFF : v;
+    for (int v = 0; v < 256; v++) {
+        c->slice[0][v] = table[v];
+        for (int j = 1; j < 8; j++)
+            c->slice[j][v] = (c->slice[j - 1][v] >> 8) ^ table[c->slice[j - 1][v] & 0xFF];
     }
-    if ((v2 && (q == bth - 2 || q == bth - 1)) || q == bth + 4)
-        return 0xFF;
-    return v;
+    c->after_ones = 0xFFFFFFFFu;
+    for (int k = 0; k < 8; k++)
+        c->after_ones = crc_byte(table, c->after_ones, 0xFF);
 }
+
+static uint32_t crc_bytes(const CrcSlices *c, uint32_t crc, const uint8_t *p, int64_t len)
+{
+    for (; len >= 8; p += 8, len -= 8) {
+        uint32_t lo = le32(p) ^ crc, hi = le32(p + 4);
+        crc = c->slice[7][lo & 0xFF] ^ c->slice[6][lo >> 8 & 0xFF] ^
+              c->slice[5][lo >> 16 & 0xFF] ^ c->slice[4][lo >> 24] ^ c->slice[3][hi & 0xFF] ^
+              c->slice[2][hi >> 8 & 0xFF] ^ c->slice[1][hi >> 16 & 0xFF] ^ c->slice[0][hi >> 24];
+    }
+    for (; len > 0; p++, len--)
+        crc = crc_byte(c->slice[0], crc, *p);
+    return crc;
+}
+
+/* Set byte r (relative to the IP header) to 0xFF if it is in the window [from, from + len). */
+static void set_ff(uint8_t *h, int64_t from, int64_t len, int64_t r)
+{
+    if (r >= from && r < from + len)
+        h[r - from] = 0xFF;
+}
+
+/* The ICRC's copy of header bytes [from, from + len) after the IP header start: the variant
+ * fields (IPv4 TOS, TTL, checksum; IPv6 class, flow label, hop limit; the UDP checksum;
+ * BTH byte 4) all ones. */
+static void mask_window(const uint8_t *fr, int64_t ip, int64_t bth, int v2, int64_t from,
+                        uint8_t *h, int64_t len)
+{
+    static const int64_t v4_fields[] = {1, 8, 10, 11}, v6_fields[] = {1, 2, 3, 7};
+    int v4 = fr[ip] >> 4 == 4;
+    int64_t ihl = v4 ? (fr[ip] & 15) * 4 : 40;
+    memcpy(h, fr + ip + from, len);
+    for (int k = 0; k < 4; k++)
+        if ((v4 ? v4_fields[k] : v6_fields[k]) < ihl)
+            set_ff(h, from, len, v4 ? v4_fields[k] : v6_fields[k]);
+    if (!v4 && from == 0 && len > 0)
+        h[0] |= 0x0F;
+    for (int64_t q = bth - 2; q <= bth + 4; q++)
+        if (q - ip >= ihl && (q == bth + 4 || (v2 && q < bth)))
+            set_ff(h, from, len, q - ip);
+}
+
+#define MASK_WINDOW 128 /* IPv4 with options, UDP and 5 BTH bytes fit in one window */
 
 /* CRC32 over 8 bytes 0xFF + the packet from the IP header (RoCEv1: GRH) to the ICRC, with
  * the variant fields masked (IBTA A17.3.3). Needs 0 <= ip <= bth and end <= cap. */
 static uint32_t icrc(const uint8_t *fr, int64_t ip, int64_t bth, int64_t end, int v2,
-                     const uint32_t *table)
+                     const CrcSlices *c)
 {
-    uint32_t crc = 0xFFFFFFFFu;
-    for (int k = 0; k < 8; k++)
-        crc = crc_byte(table, crc, 0xFF);
-    int v4 = fr[ip] >> 4 == 4;
-    int64_t ihl = v4 ? (fr[ip] & 15) * 4 : 40, q = ip, last = end - ICRC_LEN;
-    for (; q < last && q <= bth + 4; q++) /* the masked headers */
-        crc = crc_byte(table, crc, icrc_byte(fr, q, ip, ihl, v4, bth, v2));
-    for (; q < last; q++) /* the rest (the IP header ends before the BTH): as carried */
-        crc = crc_byte(table, crc, fr[q]);
-    return crc ^ 0xFFFFFFFFu;
+    uint8_t h[MASK_WINDOW];
+    int64_t last = end - ICRC_LEN, masked = (bth + 5 < last ? bth + 5 : last) - ip;
+    uint32_t crc = c->after_ones;
+    for (int64_t from = 0; from < masked; from += MASK_WINDOW) {
+        int64_t len = masked - from < MASK_WINDOW ? masked - from : MASK_WINDOW;
+        mask_window(fr, ip, bth, v2, from, h, len);
+        crc = crc_bytes(c, crc, h, len);
+    }
+    return crc_bytes(c, crc, fr + ip + masked, last - ip - masked) ^ 0xFFFFFFFFu;
 }
 
 static int8_t first_of(int8_t found, int8_t later) { return found ? found : later; }
@@ -48,7 +89,8 @@ static int8_t first_of(int8_t found, int8_t later) { return found ? found : late
 /* Extended headers, payload length and ICRC of a frame whose BTH (at bth) was captured:
  * the first anomaly found, or 0. */
 static int8_t after_bth(const uint8_t *fr, int64_t cap, int64_t ip, int64_t bth, int64_t end,
-                        int v2, const OpcodeTables *t, const RoceOut *out, Slots sl, int64_t i)
+                        int v2, const OpcodeTables *t, const CrcSlices *crc, const RoceOut *out,
+                        Slots sl, int64_t i)
 {
     unsigned op = fr[bth];
     int64_t ext = t->lut_len[op];
@@ -64,7 +106,7 @@ static int8_t after_bth(const uint8_t *fr, int64_t cap, int64_t ip, int64_t bth,
         return first_of(found, codes.trunc_ext);
     if (bth + BTH_LEN + ICRC_LEN <= end && end <= cap && ip >= 0 && ip <= bth) {
         out->icrc[i] = le32(fr + end - ICRC_LEN);
-        int good = icrc(fr, ip, bth, end, v2, t->crc) == (uint32_t)out->icrc[i];
+        int good = icrc(fr, ip, bth, end, v2, crc) == (uint32_t)out->icrc[i];
         out->status[i] = good ? codes.icrc_ok : codes.icrc_bad;
         return first_of(found, good ? 0 : codes.bad_icrc);
     }
@@ -77,6 +119,8 @@ void roce_stage(const Frames *f, Slots sl, const int64_t *roce, const OpcodeTabl
                 const RoceOut *out, int64_t start, int64_t stop)
 {
     int64_t n = sl.n;
+    CrcSlices crc;
+    crc_slices(t->crc, &crc);
     for (int64_t i = start; i < stop; i++) {
         int64_t ip = roce[i], bth = roce[n + i], end = roce[2 * n + i];
         if (bth < 0)
@@ -90,7 +134,7 @@ void roce_stage(const Frames *f, Slots sl, const int64_t *roce, const OpcodeTabl
         if (bth + BTH_LEN > cap)
             later = codes.trunc_bth;
         else
-            later = after_bth(fr, cap, ip, bth, end, roce[3 * n + i] == 1, t, out, sl, i);
+            later = after_bth(fr, cap, ip, bth, end, roce[3 * n + i] == 1, t, &crc, out, sl, i);
         out->anomaly[i] = first_of(out->anomaly[i], first_of(found, later));
     }
 }

@@ -9,7 +9,7 @@ import numpy as np
 
 from rocetrace.capture.native import kernels, over_frames
 
-GATHER_BLOCK = 1024  # frames per block in C (a multiple of 8): their bytes stay in cache
+GATHER_BLOCK = 256  # frames per block in C (a multiple of 8): their bytes stay in cache
 Array = np.ndarray
 
 

@@ -61,14 +61,15 @@ class ScanState:
 
 
 def _run(
-    state: ScanState, buf: np.ndarray, pos: int, limit: int, out: list[np.ndarray]
+    state: ScanState, buf: np.ndarray, pos: int, limit: int, out: list[np.ndarray], counting: bool
 ) -> tuple[int, int, int]:
-    """One kernel pass; a counting pass (empty outputs) works on a copy of the state."""
+    """One kernel pass; the counting pass works on a copy of the interface tables (the filling
+    pass registers the interfaces, even when it fills no packet)."""
     s = state
     if s.fmt == "pcap":
         return kernels.scan_pcap(buf, pos, s.big, s.frac_ns, s.linktype, limit, *out)
     state_, lt, res, snap, offs = (s.ng, s.if_lt, s.if_res, s.if_snap, s.if_offs)
-    if len(out[0]) == 0:  # counting
+    if counting:
         state_, lt, res, snap, offs = (t.copy() for t in (state_, lt, res, snap, offs))
     return kernels.scan_pcapng(buf, pos, state_, lt, res, snap, offs, limit, *out)
 
@@ -79,7 +80,7 @@ def scan(state: ScanState, buf: np.ndarray, pos: int, limit: int) -> tuple[Recor
     The kernels stop before the (limit+1)-th packet, so both passes stop at the same place.
     """
     empty = [np.empty(0, np.int64)] * 4 + [np.empty(0, np.int32)]
-    n, _, _ = _run(state, buf, pos, limit, empty)
+    n, _, _ = _run(state, buf, pos, limit, empty, counting=True)
     out = [np.empty(n, np.int64) for _ in range(4)] + [np.empty(n, np.int32)]
-    _, end, status = _run(state, buf, pos, n if n < limit else limit, out)
+    _, end, status = _run(state, buf, pos, n if n < limit else limit, out, counting=False)
     return Records(*out), int(end), int(status)
