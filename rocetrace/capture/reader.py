@@ -30,7 +30,7 @@ from rocetrace.capture.walk import (
     VXLAN_ROCE_V2,
 )
 from rocetrace.errors import UnsupportedLinkType
-from rocetrace.schema import ANOMALIES
+from rocetrace.schema import ANOMALIES, ENCAPS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -102,7 +102,8 @@ def _count(info: CaptureInfo, rec: Records, w: Walked) -> None:
     """Add one chunk's frames to the running totals."""
     n = len(rec)
     info.packets += n
-    roce = int(np.isin(w.encap, (ROCE_V2, ROCE_V1, VXLAN_ROCE_V2)).sum())
+    per_encap = np.bincount(w.encap.view(np.uint8), minlength=len(ENCAPS))  # np.isin: 20x slower
+    roce = int(per_encap[[ROCE_V2, ROCE_V1, VXLAN_ROCE_V2]].sum())
     info.roce_packets += roce
     info.non_roce_packets += n - roce
     snapped = rec.cap_len < rec.wire_len
