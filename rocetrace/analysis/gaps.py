@@ -15,12 +15,12 @@ from rocetrace.analysis.flows import UD, FlowModel
 from rocetrace.analysis.order import group_starts, stable_order
 from rocetrace.analysis.prepared import (
     ATOMIC_ACK,
+    HALF,
     PSN_MOD,
     READ_RESPONSE,
     REQUEST,
     Prepared,
     isin_small,
-    psn_delta,
 )
 
 BIG = np.int64(1) << 42  # separates flows in one sorted key
@@ -45,31 +45,43 @@ class Stream:
         return len(self.idx)
 
 
+def _group_lengths(heads: np.ndarray, n: int) -> np.ndarray:
+    return np.diff(np.append(heads, n))
+
+
 def unwrap(psn: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Unwrap 24-bit PSNs within each group by accumulating signed modular steps."""
+    psn = np.asarray(psn, np.int64)
     if len(psn) == 0:
-        return psn.astype(np.int64)
+        return psn.copy()
     step = np.empty(len(psn), np.int64)
-    step[1:] = psn_delta(psn[1:], psn[:-1])
-    step[starts] = psn[starts]
+    np.subtract(psn[1:], psn[:-1], out=step[1:])  # psn_delta, in place: no temporaries
+    step[1:] += HALF
+    step[1:] &= PSN_MOD - 1
+    step[1:] -= HALF
+    heads = np.flatnonzero(starts)
+    step[heads] = psn[heads]
     total = np.cumsum(step)
-    base = (total - step)[starts]
-    return total - base[np.cumsum(starts) - 1]
+    base = total[heads] - step[heads]
+    total -= np.repeat(base, _group_lengths(heads, len(psn)))
+    return total
 
 
 def running_max_before(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Per group, the maximum of the earlier values (_NONE on each group's first row)."""
     if len(values) == 0:
         return values.copy()
-    gidx = np.cumsum(starts) - 1
-    offset = gidx * BIG  # lifts each group above the previous ones
-    low: np.ndarray | int = 0
+    heads = np.flatnonzero(starts)
+    lengths = _group_lengths(heads, len(values))
+    offset = np.repeat(np.arange(len(heads), dtype=np.int64) * BIG, lengths)  # group g: +g*BIG
     if values.min() <= -_SPAN or values.max() >= _SPAN:  # shift each group to start at 0
-        low = np.minimum.reduceat(values, np.flatnonzero(starts))[gidx]
-    acc = np.maximum.accumulate(values - low + offset) - offset + low
-    before = np.empty_like(acc)
-    before[1:] = acc[:-1]
-    before[starts] = _NONE
+        offset -= np.repeat(np.minimum.reduceat(values, heads), lengths)
+    lifted = values + offset
+    np.maximum.accumulate(lifted, out=lifted)
+    lifted -= offset
+    before = np.empty_like(lifted)
+    before[1:] = lifted[:-1]
+    before[heads] = _NONE
     return before
 
 
@@ -79,11 +91,14 @@ def build_stream(idx: np.ndarray, flow: np.ndarray, psn: np.ndarray, span: np.nd
     return sorted_stream(idx[order], flow[order], psn[order], span[order])
 
 
-def sorted_stream(idx: np.ndarray, flow: np.ndarray, psn: np.ndarray, span: np.ndarray) -> Stream:
-    """Rows already sorted by (flow, frame): unwrap, mark resends and gaps."""
+def sorted_stream(
+    idx: np.ndarray, flow: np.ndarray, psn: np.ndarray, span: np.ndarray | None
+) -> Stream:
+    """Rows already sorted by (flow, frame): unwrap, mark resends and gaps. `span`: PSNs
+    each row occupies, None for one each."""
     first = group_starts(flow)
     ext = unwrap(psn, first)
-    end = ext + span - 1
+    end = ext if span is None else ext + span - 1
     high = running_max_before(end, first)
     retransmitted = ~first & (ext <= high)
     gap = np.where(first, 0, np.maximum(ext - high - 1, 0))
@@ -93,14 +108,14 @@ def sorted_stream(idx: np.ndarray, flow: np.ndarray, psn: np.ndarray, span: np.n
 def request_stream(pp: Prepared, model: FlowModel, span: np.ndarray) -> Stream:
     """Requests of reliable and unreliable connections (UD PSNs carry no sequence)."""
     idx, flow = model.order.select((pp.kind == REQUEST) & (pp.transport != UD))
-    return sorted_stream(idx, flow, pp.psn[idx], span[idx])
+    return sorted_stream(idx, flow, pp.psn[idx], span[idx] if pp.read_request.any() else None)
 
 
 def response_stream(pp: Prepared, model: FlowModel, requests: Stream) -> Stream:
     """READ responses and atomic ACKs (each answers one request PSN); gaps count only READ
     response PSNs skipped within one READ (a later response of it came first)."""
     idx, flow = model.order.select(isin_small(pp.kind, (READ_RESPONSE, ATOMIC_ACK)))
-    s = sorted_stream(idx, flow, pp.psn[idx], np.ones(len(idx), np.int64))
+    s = sorted_stream(idx, flow, pp.psn[idx], None)
     s.gap = _read_gaps(pp, model, requests, s)
     return s
 
@@ -109,30 +124,42 @@ def _reads(pp: Prepared, model: FlowModel, req: Stream, s: Stream) -> tuple[np.n
     """First-time READ REQUESTs of the flows whose READ responses `s` holds: their flow,
     first and last response PSN (unwrapped), sorted by (flow, first PSN)."""
     asked = model.pair[np.unique(s.flow)]
-    keep = pp.read_request[req.idx] & ~req.retransmitted & np.isin(req.flow, asked)
+    wanted = np.zeros(len(model) + 1, bool)
+    wanted[asked] = True  # asked holds -1 for unpaired flows: the spare last slot
+    keep = np.flatnonzero(pp.read_request[req.idx] & ~req.retransmitted & wanted[req.flow])
     return req.flow[keep], req.ext[keep], req.end[keep]
 
 
-def _read_gaps(pp: Prepared, model: FlowModel, req: Stream, s: Stream) -> np.ndarray:
-    """Per READ (the original request's PSN span), response PSNs skipped inside it. The
-    responses are first moved by whole PSN cycles next to the first READ of their flow."""
-    gap = np.zeros(len(s), np.int64)
+def _aligned_responses(
+    pp: Prepared, model: FlowModel, s: Stream, read_flow: np.ndarray, starts: np.ndarray
+) -> tuple[np.ndarray, ...]:
+    """READ response rows of flows whose peer sent READs: (rows, requesting flow, index of
+    its first READ, response PSN moved by whole PSN cycles next to that first READ)."""
     rows = np.flatnonzero(pp.kind[s.idx] == READ_RESPONSE)
-    rows = rows[model.pair[s.flow[rows]] >= 0]
-    read_flow, starts, ends = _reads(pp, model, req, s)
-    if len(rows) == 0 or len(read_flow) == 0:
-        return gap
-    q = model.pair[s.flow[rows]]
+    heads = np.flatnonzero(group_starts(s.flow[rows]))  # one flow per group: one lookup each
+    q = model.pair[s.flow[rows[heads]]]
     first_read = np.searchsorted(read_flow, q)
-    has_reads = read_flow[np.minimum(first_read, len(read_flow) - 1)] == q
-    rows, q, first_read = rows[has_reads], q[has_reads], first_read[has_reads]
-    head = np.flatnonzero(group_starts(s.flow[rows]))
-    cycles = np.round((s.ext[rows[head]] - starts[first_read[head]]) / PSN_MOD).astype(np.int64)
-    ext = s.ext[rows] - PSN_MOD * np.repeat(cycles, np.diff(np.append(head, len(rows))))
+    has = (q >= 0) & (read_flow[np.minimum(first_read, len(read_flow) - 1)] == q)
+    lengths = np.diff(np.append(heads, len(rows)))
+    rows = rows[np.flatnonzero(np.repeat(has, lengths))]
+    q, first_read, heads, lengths = q[has], first_read[has], heads[has], lengths[has]
+    head_rows = rows[np.cumsum(lengths) - lengths]
+    cycles = np.round((s.ext[head_rows] - starts[first_read]) / PSN_MOD).astype(np.int64)
+    ext = s.ext[rows] - PSN_MOD * np.repeat(cycles, lengths)
+    return rows, np.repeat(q, lengths), np.repeat(first_read, lengths), ext
+
+
+def _read_gaps(pp: Prepared, model: FlowModel, req: Stream, s: Stream) -> np.ndarray:
+    """Per READ (the original request's PSN span), response PSNs skipped inside it."""
+    gap = np.zeros(len(s), np.int64)
+    read_flow, starts, ends = _reads(pp, model, req, s)
+    if len(s) == 0 or len(read_flow) == 0:
+        return gap
+    rows, q, first_read, ext = _aligned_responses(pp, model, s, read_flow, starts)
     k = np.searchsorted(read_flow * BIG + starts, q * BIG + ext, side="right") - 1
     k = np.maximum(k, first_read)
     offset = ext - starts[k]
-    inside = (offset >= 0) & (ext <= ends[k])
+    inside = np.flatnonzero((offset >= 0) & (ext <= ends[k]))
     rows, k, offset = rows[inside], k[inside], offset[inside]
     order = np.argsort(k, kind="stable")
     first = group_starts(k[order])
