@@ -36,11 +36,8 @@ def sport_entropy(flows: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
     counts: Any = data.groupby(["src_ip", "dst_ip", "udp_sport"], observed=True).size()
     per_port: Any = counts.rename("qps_on_port").reset_index()
-    g = per_port.groupby(["src_ip", "dst_ip"], observed=True)
-    out = g.agg(
-        qps=("qps_on_port", "sum"),
-        distinct_sports=("udp_sport", "size"),
-    )
+    g = per_port.groupby(["src_ip", "dst_ip"], observed=True)["qps_on_port"]
+    out = pd.DataFrame({"qps": g.sum(), "distinct_sports": g.size()})
     shared = per_port[per_port["qps_on_port"] > 1].groupby(["src_ip", "dst_ip"], observed=True)
     out["colliding_qps"] = shared["qps_on_port"].sum().reindex(out.index).fillna(0).astype(int)
     top = per_port.sort_values("qps_on_port", ascending=False).drop_duplicates(["src_ip", "dst_ip"])
