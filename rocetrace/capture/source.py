@@ -158,7 +158,7 @@ class MappedWindows:
     def _populate(self, start: int, end: int) -> None:
         """Map the window's pages at once (~2x cheaper than faulting them in one by one)."""
         first = start - start % mmap.PAGESIZE
-        with contextlib.suppress(OSError, ValueError):  # older kernels: fault them in
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # fault them in instead
             self.mapping.madvise(MADV_POPULATE_READ, first, end - first)
 
     def _release(self, start: int) -> None:
