@@ -28,6 +28,7 @@ _TRANSPORT_CODE = {Transport.RC: 0, Transport.UC: 1, Transport.RD: 2, Transport.
 _TRANSPORT_CODE |= {Transport.CNP: 4, Transport.XRC: 5}
 _POSITION_CODE = {None: POS_NONE, "first": POS_FIRST, "middle": POS_MIDDLE}
 _POSITION_CODE |= {"last": POS_LAST, "only": POS_ONLY}
+UD = _TRANSPORT_CODE[Transport.UD]
 ROCE_ENCAPS = ("roce_v2", "roce_v1", "vxlan+roce_v2")
 
 
@@ -112,6 +113,12 @@ def _ip_codes(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return codes[0], codes[1], names
 
 
+def _ints_if(needed: bool, df: pd.DataFrame, name: str) -> np.ndarray:
+    """A column only some frames read (READ lengths, UD source QPs): when no frame needs
+    it, all -1 as a zero-copy view instead of a converted copy."""
+    return _ints(df, name) if needed else np.broadcast_to(np.int64(-1), (len(df),))
+
+
 def _roce_only(roce: np.ndarray, everywhere: bool, values: np.ndarray, fill: int) -> np.ndarray:
     return values if everywhere else np.where(roce, values, fill)
 
@@ -169,6 +176,8 @@ def prepare(df: pd.DataFrame) -> Prepared:
     kind, syndrome = _kinds(df, roce, op)
     src, dst, ips = _ip_codes(df)
     ts = _ints(df, "ts_ns")
+    transport = np.where(roce, TRANSPORT_LUT[op], -1).astype(np.int8)
+    read_request = roce & READ_REQUEST_LUT[op]
     return Prepared(
         frame=_ints(df, "frame"),
         ts=ts,
@@ -180,13 +189,13 @@ def prepare(df: pd.DataFrame) -> Prepared:
         psn=_roce_only(roce, everywhere, _ints(df, "psn"), -1),
         opcode=_roce_only(roce, everywhere, opcode, -1),
         kind=kind,
-        transport=np.where(roce, TRANSPORT_LUT[op], -1).astype(np.int8),
+        transport=transport,
         position=np.where(roce, POSITION_LUT[op], POS_NONE).astype(np.int8),
-        read_request=roce & READ_REQUEST_LUT[op],
-        dma_length=_ints(df, "reth_dma_length"),
+        read_request=read_request,
+        dma_length=_ints_if(bool(read_request.any()), df, "reth_dma_length"),
         syndrome=syndrome,
         payload_len=_ints(df, "payload_len"),
-        deth_src_qp=_ints(df, "deth_src_qp"),
+        deth_src_qp=_ints_if(bool((transport == UD).any()), df, "deth_src_qp"),
         ecn=_ints(df, "ecn"),
         dscp=_ints(df, "dscp"),
         pcp=_ints(df, "vlan_pcp"),
