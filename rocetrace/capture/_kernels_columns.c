@@ -19,10 +19,13 @@ static uint64_t field_value(const Block *blk, const uint8_t *buf_end, int64_t k,
     return (be_wide(blk->fr[k] + at, span, buf_end) >> shift) & mask;
 }
 
-/* One source over the block: values, and which frames have the field (their count). */
-static int64_t read_source(const Frames *f, Slots sl, const Block *blk, const int64_t *s,
-                           uint64_t mask, int64_t start, int64_t count, uint64_t *vals,
-                           uint8_t *valid)
+/* One source over the block: each frame that has the field gets its value in out_row
+ * (kinds 0..3, by element size) or its flag in ones (kind 4), and valid[k] = 1; returns how
+ * many have it. Inlined once per kind, so each loop stores with one fixed width. */
+static inline __attribute__((always_inline)) int64_t
+read_source(const Frames *f, Slots sl, const Block *blk, const int64_t *s, uint64_t mask,
+            int64_t start, int64_t count, int kind, void *out_row, uint8_t *valid,
+            uint8_t *ones)
 {
     const int16_t *slot_row = sl.v + s[0] * sl.n + start;
     const uint8_t *buf_end = f->buf + f->len;
@@ -32,45 +35,55 @@ static int64_t read_source(const Frames *f, Slots sl, const Block *blk, const in
         valid[k] = r >= 0 && r + off + span <= blk->cap[k];
         if (!valid[k])
             continue;
-        vals[k] = field_value(blk, buf_end, k, r + off, (int)span, (int)s[3], mask);
+        uint64_t v = field_value(blk, buf_end, k, r + off, (int)span, (int)s[3], mask);
         found++;
+        switch (kind) {
+        case 0: ((uint8_t *)out_row)[k] = (uint8_t)v; break;
+        case 1: ((uint16_t *)out_row)[k] = (uint16_t)v; break;
+        case 2: ((uint32_t *)out_row)[k] = (uint32_t)v; break;
+        case 3: ((uint64_t *)out_row)[k] = v; break;
+        default: ones[k] = v != 0;
+        }
     }
     return found;
 }
 
-#define STORE_VALID(out, type)                                                                  \
-    for (int64_t k = 0; k < count; k++)                                                         \
-        if (valid[k])                                                                           \
-            (out)[k] = (type)vals[k];
-
-/* Store the valid values of one source in its matrix row (kinds 0..3). */
-static void store_values(const Gather *g, const int64_t *s, int64_t n, int64_t start,
-                         int64_t count, const uint64_t *vals, const uint8_t *valid)
+static int64_t read_source_of_kind(const Frames *f, Slots sl, const Block *blk, const Gather *g,
+                                   int64_t src, int64_t start, int64_t count, uint8_t *valid,
+                                   uint8_t *ones)
 {
-    int64_t at = s[5] * n + start;
+    const int64_t *s = g->spec + 7 * src;
+    int64_t at = s[5] * f->n + start;
+    uint64_t mask = g->masks[src];
     switch (s[4]) {
-    case 0: STORE_VALID(g->out8 + at, uint8_t) break;
-    case 1: STORE_VALID(g->out16 + at, uint16_t) break;
-    case 2: STORE_VALID(g->out32 + at, uint32_t) break;
-    default: STORE_VALID(g->out64 + at, uint64_t)
+    case 0: return read_source(f, sl, blk, s, mask, start, count, 0, g->out8 + at, valid, ones);
+    case 1: return read_source(f, sl, blk, s, mask, start, count, 1, g->out16 + at, valid, ones);
+    case 2: return read_source(f, sl, blk, s, mask, start, count, 2, g->out32 + at, valid, ones);
+    case 3: return read_source(f, sl, blk, s, mask, start, count, 3, g->out64 + at, valid, ones);
+    default: return read_source(f, sl, blk, s, mask, start, count, 4, NULL, valid, ones);
     }
 }
 
-/* Validity bits of the column; flag bits (kind 4) set or cleared where valid. */
+/* Eight 0/1 bytes as the bits of one byte (byte k -> bit k). */
+static uint8_t pack8(const uint8_t *bytes)
+{
+    uint64_t x;
+    memcpy(&x, bytes, 8);
+    return (uint8_t)((x * 0x0102040810204080u) >> 56);
+}
+
+/* Validity bits of the column; flag bits (kind 4) set or cleared where valid. valid and
+ * ones hold whole groups of 8 (zero past count). */
 static void store_bits(const Gather *g, const int64_t *s, int64_t start, int64_t count,
-                       const uint64_t *vals, const uint8_t *valid)
+                       const uint8_t *valid, const uint8_t *ones)
 {
     uint8_t *vbits = g->vbits + s[6] * g->nbytes + start / 8;
     uint8_t *flags = g->flags + s[5] * g->nbytes + start / 8;
     for (int64_t byte = 0; byte < (count + 7) / 8; byte++) {
-        unsigned bits = 0, ones = 0;
-        for (int64_t k = byte * 8; k < byte * 8 + 8 && k < count; k++) {
-            bits |= (unsigned)valid[k] << (k & 7);
-            ones |= (unsigned)(valid[k] && vals[k] != 0) << (k & 7);
-        }
-        vbits[byte] |= (uint8_t)bits;
+        uint8_t bits = pack8(valid + 8 * byte);
+        vbits[byte] |= bits;
         if (s[4] == 4)
-            flags[byte] = (uint8_t)((flags[byte] & ~bits) | ones);
+            flags[byte] = (uint8_t)((flags[byte] & ~bits) | (pack8(ones + 8 * byte) & bits));
     }
 }
 
@@ -98,20 +111,18 @@ static void fill_block(const Frames *f, int64_t start, int64_t count, Block *blk
 void gather_columns(const Frames *f, Slots sl, const Gather *g, int64_t start, int64_t stop)
 {
     Block blk;
-    uint64_t vals[GATHER_BLOCK];
-    uint8_t valid[GATHER_BLOCK];
+    uint8_t valid[GATHER_BLOCK], ones[GATHER_BLOCK];
     for (int64_t at = start; at < stop; at += GATHER_BLOCK) {
         int64_t count = stop - at < GATHER_BLOCK ? stop - at : GATHER_BLOCK;
         fill_block(f, at, count, &blk);
+        memset(valid + count, 0, GATHER_BLOCK - count);
+        memset(ones, 0, GATHER_BLOCK);
         for (int64_t src = 0; src < g->n_sources; src++) {
             const int64_t *s = g->spec + 7 * src;
-            if (!slot_used(sl, (int)s[0], at, count))
+            if (!slot_used(sl, (int)s[0], at, count) ||
+                !read_source_of_kind(f, sl, &blk, g, src, at, count, valid, ones))
                 continue;
-            if (!read_source(f, sl, &blk, s, g->masks[src], at, count, vals, valid))
-                continue;
-            if (s[4] != 4)
-                store_values(g, s, f->n, at, count, vals, valid);
-            store_bits(g, s, at, count, vals, valid);
+            store_bits(g, s, at, count, valid, ones);
         }
     }
     for (int64_t col = 0; col < g->n_columns; col++) {
