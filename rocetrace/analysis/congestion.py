@@ -52,7 +52,7 @@ def _rates(
     after = np.full(len(cnp_flow), np.nan)
     for f in np.unique(cnp_flow[cnp_flow >= 0]):
         rows = np.flatnonzero(cnp_flow == f)
-        own = np.flatnonzero(model.flow_id == f)
+        own = model.order.frames_of(int(f))  # this flow only, not a scan of the capture
         ts, cum = pp.ts[own], np.concatenate(([0], np.cumsum(pp.wire_len[own])))
         t = cnp_ts[rows]
         at = cum[np.searchsorted(ts, t, "left")]
