@@ -294,3 +294,27 @@ def test_huge_caplen_is_a_tail_not_a_crash(tmp_path: Path) -> None:
         path.write_bytes(blob[: second + 8] + struct.pack("<I", caplen) + blob[second + 12 :])
         cap = read_capture(path)
         assert cap.info.packets == 1 and cap.info.incomplete_tail
+
+
+@FUZZ
+@given(
+    tsresol=st.integers(0, 255),
+    tsoffset=st.integers(0, (1 << 64) - 1),
+    units=st.integers(0, (1 << 64) - 1),
+    order=st.sampled_from(["<", ">"]),
+)
+def test_any_timestamp_resolution_and_offset(
+    tmp_path: Path, tsresol: int, tsoffset: int, units: int, order: str
+) -> None:
+    """if_tsresol / if_tsoffset / EPB timestamps of any value give some ts_ns, never a crash
+    (the arithmetic wraps, as in 64-bit tools)."""
+    shb = _block(0x0A0D0D0A, struct.pack(order + "IHHq", 0x1A2B3C4D, 1, 0, -1), order)
+    options = struct.pack(order + "HH", 9, 1) + bytes([tsresol, 0, 0, 0])
+    options += struct.pack(order + "HHQ", 14, 8, tsoffset) + bytes(4)
+    idb = _block(1, struct.pack(order + "HHI", 1, 0, 65535) + options, order)
+    frame = base_frames()[0]
+    head = struct.pack(order + "IIIII", 0, units >> 32, units & 0xFFFFFFFF, len(frame), len(frame))
+    path = tmp_path / "x.pcapng"
+    path.write_bytes(shb + idb + _block(6, head + frame, order))
+    df = read_capture(path).packets
+    assert df["psn"].tolist() == [1] and df["ts_ns"].dtype == "int64"

@@ -572,10 +572,12 @@ typedef struct {
 
 static int record_fits(const Layout *l, int64_t i)
 {
-    int64_t s = l->starts[i], off = l->offsets[i], cap = l->caps[i], e = s + l->rec_len[i];
-    return s >= 0 && cap >= 0 && off >= 0 && off <= l->buf_len && cap <= l->buf_len - off &&
-           s + l->head_len + cap <= l->out_len && e <= l->out_len &&
-           e - l->tail_len >= s + l->head_len + cap;
+    int64_t s = l->starts[i], len = l->rec_len[i], off = l->offsets[i], cap = l->caps[i];
+    if (s < 0 || s > l->out_len || len < 0 || len > l->out_len - s)
+        return 0; /* the record inside out */
+    if (off < 0 || off > l->buf_len || cap < 0 || cap > l->buf_len - off)
+        return 0; /* its frame inside buf */
+    return l->head_len + cap + l->tail_len <= len;
 }
 
 /* Lay out each record; returns -1, or the first record that does not fit (not written). */

@@ -50,7 +50,8 @@ ScanResult scan_pcap(const uint8_t *buf, int64_t end, int64_t pos, int big, int6
             out->off[n] = pos + 16;
             out->cap[n] = cap;
             out->wire[n] = wire > cap ? wire : cap;
-            out->ts[n] = (int64_t)rd32(h, big) * 1000000000 + (int64_t)rd32(h + 4, big) * frac_ns;
+            out->ts[n] = (int64_t)((uint64_t)rd32(h, big) * 1000000000u +
+                                   (uint64_t)rd32(h + 4, big) * (uint64_t)frac_ns);
             out->lt[n] = linktype;
         }
         pos += 16 + cap;
@@ -150,7 +151,8 @@ static void fill_packet(const uint8_t *buf, int64_t body, int64_t body_end, int 
     if (ifid < ifs->state[1]) {
         out->lt[n] = (int32_t)ifs->lt[ifid];
         if (epb)
-            ifs->state[2] = units_to_ns(units, ifs->res[ifid]) + ifs->offs[ifid];
+            ifs->state[2] = (int64_t)((uint64_t)units_to_ns(units, ifs->res[ifid]) +
+                                      (uint64_t)ifs->offs[ifid]); /* wraps, never UB */
     }
     if (epb)
         ts = ifs->state[2];
