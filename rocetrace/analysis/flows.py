@@ -123,8 +123,10 @@ def build_flow_model(pp: Prepared) -> FlowModel:
     peer_qp = np.full(n, -1, np.int64)
     votes = [pairing.ack_votes(pp, flow_id, order), pairing.nak_votes(pp, flow_id)]
     _link(pair, paired_by, pairing.greedy_pairs(votes, sport), "psn")
-    src_qp = majority(flow_id, order, np.where(pp.transport == UD, pp.deth_src_qp, -1))
-    ud_src_qp = np.where(transport == UD, src_qp, -1)
+    ud_src_qp = np.full(n, -1, np.int64)
+    if (transport == UD).any():
+        src_qp = majority(flow_id, order, np.where(pp.transport == UD, pp.deth_src_qp, -1))
+        ud_src_qp = np.where(transport == UD, src_qp, -1)
     pairing.pair_ud(src, dst, qp, ud_src_qp, pair, paired_by, peer_qp)
     gsi = np.where(transport == UD, GSI_QP, qp)
     _link(pair, paired_by, pairing.ip_pairs(src, dst, gsi, pair), "ip_pair")
