@@ -121,7 +121,9 @@ def build_flow_model(pp: Prepared) -> FlowModel:
     pair = np.full(n, -1, np.int64)
     paired_by = np.full(n, "", dtype=object)
     peer_qp = np.full(n, -1, np.int64)
-    votes = [pairing.ack_votes(pp, flow_id, order), pairing.nak_votes(pp, flow_id)]
+    nak = pairing.nak_votes(pp, flow_id, order)
+    settled = pairing.settled_flows(nak, n)
+    votes = [pairing.ack_votes(pp, flow_id, order, settled), nak]
     _link(pair, paired_by, pairing.greedy_pairs(votes, sport), "psn")
     ud_src_qp = np.full(n, -1, np.int64)
     if (transport == UD).any():

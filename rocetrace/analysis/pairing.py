@@ -24,6 +24,7 @@ from rocetrace.analysis.prepared import (
     TRANSPORTS,
     Prepared,
     isin_small,
+    psn_delta,
 )
 
 UD = TRANSPORTS.index("UD")
@@ -76,13 +77,16 @@ def _sampled_responses(pp: Prepared, flow_id: np.ndarray, order: FlowOrder) -> n
     return _first_of_each(rows, flow_id[rows], pp.psn[rows])
 
 
-def ack_votes(pp: Prepared, flow_id: np.ndarray, order: FlowOrder) -> Votes:
+def ack_votes(pp: Prepared, flow_id: np.ndarray, order: FlowOrder, settled: np.ndarray) -> Votes:
     """A response repeats the PSN of a request sent the other way; when several QPs use the
     same PSNs, responses come back in the order the requests went out, so the k-th response
-    with a PSN answers the k-th request with it."""
+    with a PSN answers the k-th request with it. Flows already `settled` by NAKs are left
+    out: a NAKed QP's requests go unanswered until its resend, which would shift the count."""
     resp = _sampled_responses(pp, flow_id, order)
+    resp = resp[~settled[flow_id[resp]]]
     echoed = _psn_table(pp.psn[resp])[pp.psn & (PSN_MOD - 1)]
     req = np.flatnonzero(echoed & (flow_id >= 0) & (pp.kind == REQUEST) & (pp.transport != UD))
+    req = req[~settled[flow_id[req]]]
     req = _first_of_each(req, flow_id[req], pp.psn[req])
     # Join on (requester IP, responder IP, PSN, k-th occurrence).
     a = np.concatenate([pp.dst[resp], pp.src[req]])
@@ -99,15 +103,19 @@ def ack_votes(pp: Prepared, flow_id: np.ndarray, order: FlowOrder) -> Votes:
     return r, q, np.ones(len(r), np.int64)
 
 
-def nak_votes(pp: Prepared, flow_id: np.ndarray) -> Votes:
-    """A NAK is answered by a resend of its PSN: only the refused QP sends that PSN again
-    after the NAK (strong evidence, worth several ACK matches)."""
+def nak_votes(pp: Prepared, flow_id: np.ndarray, order: FlowOrder) -> Votes:
+    """A NAK is answered by a resend of its PSN: only the refused QP sends that PSN *again*
+    after the NAK, going back to it (strong evidence, worth several ACK matches; QPs sending
+    the same PSN for the first time are no evidence)."""
     naks = np.flatnonzero((flow_id >= 0) & isin_small(pp.kind, (NAK, RNR_NAK)))
     naks = _first_of_each(naks, flow_id[naks], pp.psn[naks])
     if len(naks) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
     resent = _psn_table(pp.psn[naks])[pp.psn & (PSN_MOD - 1)]
     req = np.flatnonzero(resent & (flow_id >= 0) & (pp.kind == REQUEST))
+    prev = order.last_before(flow_id[req], req)
+    back = (prev >= 0) & (psn_delta(pp.psn[np.maximum(prev, 0)], pp.psn[req]) >= 0)
+    req = req[back]  # the flow had gone at least this far: a resend
     g = dense_ids(
         np.concatenate([pp.dst[naks], pp.src[req]]),
         np.concatenate([pp.src[naks], pp.dst[req]]),
@@ -126,6 +134,14 @@ def nak_votes(pp: Prepared, flow_id: np.ndarray) -> Votes:
     keep = np.unique(dense_ids(flow_id[n], flow_id[q], pp.psn[n]), return_index=True)[1]
     n, q = n[keep], q[keep]
     return flow_id[n], flow_id[q], np.full(len(n), NAK_VOTE, np.int64)
+
+
+def settled_flows(votes: Votes, n_flows: int) -> np.ndarray:
+    """Per flow, whether the given evidence alone pairs it."""
+    settled = np.zeros(n_flows, bool)
+    for x, y in greedy_pairs([votes], np.zeros(n_flows, np.int64)):
+        settled[[x, y]] = True
+    return settled
 
 
 def greedy_pairs(votes: list[Votes], sport: np.ndarray) -> list[tuple[int, int]]:
