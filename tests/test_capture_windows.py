@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from test_capture_chunks import _plain
 from test_capture_formats import bth, frames_ts, roce_v2
 
 from rocetrace.capture import iter_capture, read_capture, write_capture
+from rocetrace.capture.export import decode_capture
 from rocetrace.capture.packets import arrow_schema, to_arrow, to_pandas
 from rocetrace.capture.reader import iter_packet_columns
 from rocetrace.dissectors.atomic import ATOMIC_ETH
@@ -97,3 +99,17 @@ def test_arrow_and_pandas_faces_agree(tmp_path: Path, frames: list[bytes]) -> No
         assert values == table.column(name).to_pylist(), name
     if len(frames) == 3:
         assert table.column("atomic_va").to_pylist()[:2] == [7, None]
+
+
+def test_parquet_schema_is_the_same_whatever_the_chunk_holds(tmp_path: Path) -> None:
+    """Chunks with and without addresses or atomics write the one schema (ParquetWriter
+    refuses a table whose schema differs from the file's)."""
+    frames = [b"\x00" * 10, b"\x00" * 10, *_atomic_frames()]
+    path = write_capture(tmp_path / "x.pcap", frames_ts(len(frames)), frames)
+    out = tmp_path / "x.parquet"
+    decode_capture(path, out, chunk_packets=2)
+    assert pq.read_schema(out).names == list(PACKET_COLUMN_NAMES)
+    assert pq.ParquetFile(out).metadata.num_row_groups == 3
+    table = pq.read_table(out)
+    assert table.column("atomic_va").to_pylist()[2:4] == [7, None]
+    assert table.column("src_ip").to_pylist()[:3] == [None, None, "10.0.0.1"]
