@@ -20,6 +20,7 @@ FLOW_FIELDS = (
 )  # fmt: skip
 EPISODE_FIELDS = (
     "src_ip", "dst_ip", "dest_qp", "trigger", "nak_psn", "start_psn", "packets", "mode",
+    "mode_certain", "mode_basis",
 )  # fmt: skip
 CAPTURE_FIELDS = (
     "packets", "roce_packets", "non_roce_packets", "malformed_packets", "truncated_packets",
@@ -172,6 +173,21 @@ def scenario_mix(draw: st.DrawFn) -> dict[str, Any]:
         "max_packets": 3000,
     },
     seed=3,
+)
+@example(  # selective repeat whose second resend (the last PSN sent) was lost again: the
+    # receiver's capture shows one resend, which go-back-N would also send (uncertain mode)
+    mix={
+        "ops": ("write",),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 4,
+        "messages": 4,
+        "message_size": 8192,
+        "start_psn": 0xFFFFF0,
+        "losses": (Loss(every=17),),
+        "max_packets": 3000,
+    },
+    seed=0,
 )
 def test_random_scenarios_match_truth(tmp_path: Path, mix: dict[str, Any], seed: int) -> None:
     got, truth = run(tmp_path, "clean", seed=seed, **mix)

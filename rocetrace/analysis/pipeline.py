@@ -158,6 +158,7 @@ def _finish_episodes(eps: pd.DataFrame, pp: Prepared, model: flows.FlowModel) ->
     if eps.empty:
         return rtx._empty()
     fid = eps["flow_id"].to_numpy(np.int64)
+    eps = rtx.resolve_by_host(eps, model.src[fid])
     eps = eps.assign(
         src_ip=pp.ips[model.src[fid]],
         dst_ip=pp.ips[model.dst[fid]],

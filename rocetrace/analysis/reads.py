@@ -110,7 +110,8 @@ def reissue_episodes(
                 "start_psn": int(pp.psn[i]),
                 "packets": int(counts[k]),
             }
-            | {"mode": "go-back-n", "delay_s": _silence_ns(pp, int(before[k]), i) / 1e9}
+            | {"mode": "go-back-n", "mode_certain": True}
+            | {"delay_s": _silence_ns(pp, int(before[k]), i) / 1e9}
             | {"last_ext": int(pp.psn[i] + span[i] - 1)}
         )
     return pd.DataFrame(rows)

@@ -19,7 +19,8 @@ from rocetrace.analysis.prepared import Prepared, psn_delta
 
 EPISODE_COLUMNS = [
     "flow_id", "src_ip", "dst_ip", "dest_qp", "ts", "ts_ns", "trigger", "nak_psn", "start_psn",
-    "packets", "mode", "delay_s", "first_frame", "last_psn", "nak_frame",
+    "packets", "mode", "mode_certain", "mode_basis", "delay_s", "first_frame", "last_psn",
+    "nak_frame",
 ]  # fmt: skip
 ACK_TIMEOUT_UNIT_S = 4.096e-6
 SR_COVERAGE = 0.5
@@ -144,10 +145,11 @@ def _requester_view(
     return ack_progress(pp, model, dict(zip(index.tolist(), g0["start_psn"].tolist(), strict=True)))
 
 
-def _modes(eps: pd.DataFrame, s: Stream, ep: np.ndarray, acked: np.ndarray) -> pd.Series:
+def _modes(eps: pd.DataFrame, s: Stream, ep: np.ndarray, acked: np.ndarray) -> pd.DataFrame:
     """go-back-0: resent PSNs below the expected restart point (NAK PSN or first unacked);
     selective-repeat: at least half the PSNs of its range skipped, or stopped short of what
-    was sent and went on with new data; go-back-n otherwise."""
+    was sent and went on with new data; go-back-n otherwise. Not certain when the resends
+    (one or two packets reaching the last PSN sent) are what either policy would send."""
     expected = np.where(eps["nak_raw"].notna(), eps["nak_raw"].fillna(0), acked + 1)
     known = eps["nak_raw"].notna().to_numpy() | (acked >= 0)
     below = known & (psn_delta(eps["start_psn"].to_numpy(), expected.astype(np.int64)) < 0)
@@ -161,20 +163,22 @@ def _modes(eps: pd.DataFrame, s: Stream, ep: np.ndarray, acked: np.ndarray) -> p
     selective = ((eps["jumps"] > 0) & (coverage <= SR_COVERAGE)).to_numpy() | short
     mode = np.where(below, "go-back-0", np.where(selective, "selective-repeat", "go-back-n"))
     ambiguous = ~below & ~selective & (eps["packets"] <= 2).to_numpy()
-    return _resolve_ambiguous(pd.Series(mode, index=eps.index), eps["flow_id"], ambiguous)
+    return pd.DataFrame({"mode": mode, "mode_certain": ~ambiguous}, index=eps.index)
 
 
-def _resolve_ambiguous(mode: pd.Series, flow: pd.Series, ambiguous: np.ndarray) -> pd.Series:
-    """A one- or two-packet resend reaching the last PSN sent looks the same under go-back-N
-    and selective repeat: follow the flow's unambiguous episodes when they agree."""
-    fid = flow.to_numpy(np.int64)
-    clear = np.flatnonzero(~ambiguous)
-    n = int(fid.max(initial=-1)) + 1
-    clear_count = np.bincount(fid[clear], minlength=n)
-    sr = (mode.to_numpy(object)[clear] == "selective-repeat").astype(np.int64)
-    all_sr = (clear_count > 0) & (np.bincount(fid[clear], weights=sr, minlength=n) == clear_count)
-    use = ambiguous & all_sr[fid]
-    return mode.where(~use, "selective-repeat")
+def resolve_by_host(eps: pd.DataFrame, host: np.ndarray) -> pd.DataFrame:
+    """Episodes whose resends either policy would send take the policy the sending host
+    (`host`, per episode) shows elsewhere: selective repeat is a NIC-wide setting, so any
+    certain selective-repeat episode of the host decides; else the IBTA default go-back-N."""
+    certain = eps["mode_certain"].to_numpy(bool)
+    sr = certain & (eps["mode"].to_numpy(object) == "selective-repeat")
+    n = int(host.max(initial=-1)) + 1
+    host_sr = np.bincount(host[sr], minlength=n) > 0
+    host_known = np.bincount(host[certain], minlength=n) > 0
+    mode = np.where(certain, eps["mode"].to_numpy(object), np.where(
+        host_sr[host], "selective-repeat", "go-back-n"))  # fmt: skip
+    basis = np.where(certain, "resent_psns", np.where(host_known[host], "sending_host", "default"))
+    return eps.assign(mode=mode, mode_basis=basis)
 
 
 def _prev_ts_in_flow(model: FlowModel, pp: Prepared, idx: np.ndarray) -> np.ndarray:
@@ -200,9 +204,9 @@ def request_episodes(
     eps = eps[~reissue].reset_index(drop=True)
     if eps.empty:
         return _empty(), reissues
-    eps["mode"] = _modes(eps, s, ep, np.full(len(eps), -1, np.int64))
+    eps["mode"] = _modes(eps, s, ep, np.full(len(eps), -1, np.int64))["mode"]
     acked = _last_acked(pp, eps, _requester_view(pp, model, eps, progress))
-    eps["mode"] = _modes(eps, s, ep, acked)
+    eps[["mode", "mode_certain"]] = _modes(eps, s, ep, acked)
     prev_ts = _prev_ts_in_flow(model, pp, eps["idx"].to_numpy())
     silence = eps["ts_ns"] - prev_ts
     after_nak = (eps["ts_ns"] - eps["nak_ts_exact"]).fillna(0).to_numpy(np.int64)

@@ -30,7 +30,7 @@ FLOW_EXTRAS = (
 )  # fmt: skip
 EPISODE_KEYS = (
     "src_ip", "dst_ip", "dest_qp", "ts", "ts_ns", "trigger", "nak_psn", "start_psn", "packets",
-    "mode", "delay_s", "first_frame", "last_psn",
+    "mode", "mode_certain", "mode_basis", "delay_s", "first_frame", "last_psn",
 )  # fmt: skip
 
 

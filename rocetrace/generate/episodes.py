@@ -25,6 +25,23 @@ def _silence(table: PacketTable, flow: FlowRows, before: int) -> float:
     return float(table["ts"][before] - table["ts"][prev[-1]]) * NS if len(prev) else 0.0
 
 
+def _shows_mode(
+    table: PacketTable, ep: Episode, resent: list[int], flow: FlowRows, counted: set[int]
+) -> bool:
+    """Does the capture show which policy resent? Not when both would have resent the same
+    packets; go-back-N shows itself by three or more resends in a row, selective repeat by a
+    skip (its last PSN resent too) or by new data right after its only captured resend."""
+    if ep.either_policy or ep.role != ROLE_REQUEST:
+        return not ep.either_policy
+    if ep.mode == "go-back-n":
+        return len(resent) >= 3
+    if ep.mode != "selective-repeat":
+        return True
+    after = flow.rows[flow.rows > resent[-1]]
+    new_data = len(after) > 0 and int(after[0]) not in counted
+    return len({int(table["psn"][i]) for i in resent}) >= 2 or new_data
+
+
 def episode_truth(
     table: PacketTable,
     ep: Episode,
@@ -57,5 +74,20 @@ def episode_truth(
         "ts": float(table["ts"][start_at]) * NS, "ts_ns": int(table["ts"][start_at]),
         "trigger": trigger, "nak_psn": nak_psn,
         "start_psn": int(table["psn"][first]) if ep.role == ROLE_REQUEST else wire(ep.start_psn),
-        "packets": len(resent), "mode": ep.mode, "delay_s": round(delay, 9),
+        "packets": len(resent), "mode": ep.mode, "mode_basis": "resent_psns",
+        "mode_certain": _shows_mode(table, ep, resent, flow, counted), "delay_s": round(delay, 9),
     }  # fmt: skip
+
+
+def resolve_by_host(episodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Episodes either policy could have sent are reported as the sending host's policy:
+    selective repeat when the capture shows one certain selective-repeat episode from that
+    host (a NIC-wide setting), else the IBTA default go-back-N (analysis contract)."""
+    certain = [e for e in episodes if e["mode_certain"]]
+    hosts_sr = {e["src_ip"] for e in certain if e["mode"] == "selective-repeat"}
+    hosts_known = {e["src_ip"] for e in certain}
+    for e in episodes:
+        if not e["mode_certain"]:
+            e["mode"] = "selective-repeat" if e["src_ip"] in hosts_sr else "go-back-n"
+            e["mode_basis"] = "sending_host" if e["src_ip"] in hosts_known else "default"
+    return episodes

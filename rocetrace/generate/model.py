@@ -71,6 +71,7 @@ class Episode:
     trigger_psn: int | None  # NAKed / RNR-NAKed PSN (unwrapped) or None
     mode: str
     trigger_row: int = -1  # row of the NAK / RNR NAK that caused it
+    either_policy: bool = False  # go-back-N and selective repeat would resend the same PSNs
 
 
 def packets_for(sc: Scenario, op: str, length: int) -> int:

@@ -220,6 +220,7 @@ class Requester:
         if sr:
             last = self.last_sent()
             ep = self.new_episode("nak", upsn, upsn, "selective-repeat", row)
+            ep.either_policy = self.either_policy(upsn)
             self.urgent = deque([(upsn, False, ep.idx)])
             if last != upsn:
                 self.urgent.append((last, True, ep.idx))
@@ -233,6 +234,16 @@ class Requester:
         m = self.owner(self.next_new - 1)
         return m.first if m.op == "read" else self.next_new - 1
 
+    def either_policy(self, start: int) -> bool:
+        """Would go-back-N (every packet from `start` through the newest sent) and selective
+        repeat (`start` and the newest) resend the same packets? Then no capture can tell."""
+        resent: list[int] = []
+        upsn = start
+        while upsn < self.next_new and len(resent) < 3:
+            resent.append(upsn)
+            upsn += request_packet(self.sc, self.conn, self.owner(upsn), upsn)[1]
+        return set(resent) == {start, self.last_sent()}
+
     def go_back(self, t: int, trigger: str, start: int, psn: int | None, row: int) -> None:
         if trigger != "rnr" and self.sc.recovery == "go-back-0":
             start = self.owner(start).first
@@ -240,6 +251,7 @@ class Requester:
         if trigger == "timeout" and start < self.una:
             mode = "go-back-0"
         self.episode = self.new_episode(trigger, start, psn, mode, row)
+        self.episode.either_policy = mode == "go-back-n" and self.either_policy(start)
         self.send_ptr = start
         self.urgent.clear()
         self.wake(max(t, self.blocked_until))

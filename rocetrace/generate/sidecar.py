@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from rocetrace.dissectors.pfc import pause_seconds
-from rocetrace.generate.episodes import episode_truth
+from rocetrace.generate.episodes import episode_truth, resolve_by_host
 from rocetrace.generate.hosts import Hosts
 from rocetrace.generate.malformed import MALFORMED_NAMES
 from rocetrace.generate.model import Episode
@@ -48,6 +48,7 @@ def flows_and_episodes(
         for ep in res.episodes:
             e = episode_truth(table, ep, ctx["retransmitted"], flow_of, index_of)
             visible += [e] if e is not None else []
+    resolve_by_host(visible)
     for entry in entries:
         mine = [e for e in visible if (e["src_ip"], e["dst_ip"], e["dest_qp"]) == _key(entry)]
         modes = {e["mode"] for e in mine}
