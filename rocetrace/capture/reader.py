@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from rocetrace.capture.mads import MadRows, cm_mad_rows, mads_frame
 from rocetrace.capture.packets import PacketColumns, to_pandas
 from rocetrace.capture.records import CORRUPT, DONE, LIMIT, PARTIAL, Records, scan
 from rocetrace.capture.source import Opened, Progress, Windows, open_capture
@@ -64,10 +65,12 @@ class CaptureInfo:
 
 @dataclass
 class Capture:
-    """A packet table (schema: rocetrace.schema) and what is known about its file."""
+    """A packet table (schema: rocetrace.schema) and what is known about its file; `mads`
+    is the CM MAD side table (rocetrace.capture.mads), None when not read."""
 
     packets: pd.DataFrame
     info: CaptureInfo
+    mads: pd.DataFrame | None = None
 
 
 def _new_info(o: Opened) -> CaptureInfo:
@@ -131,9 +134,11 @@ Ports = tuple[int, int]
 
 
 def _chunks(
-    o: Opened, windows: Windows, info: CaptureInfo, chunk: int, limit: int | None, ports: Ports
-) -> Generator[PacketColumns, None, None]:
-    """Scan windows, decode at most `chunk` records at a time, stop at `limit` packets.
+    o: Opened, windows: Windows, info: CaptureInfo, chunk: int, limit: int | None, ports: Ports,
+    mads: list[MadRows] | None = None,
+) -> Generator[PacketColumns, None, None]:  # fmt: skip
+    """Scan windows, decode at most `chunk` records at a time, stop at `limit` packets;
+    each chunk's CM MADs go to `mads` when given.
 
     Always yields at least one (possibly empty) chunk; the tail is noted after the last.
     """
@@ -149,7 +154,10 @@ def _chunks(
                 _count(info, rec, w)
                 remaining -= len(rec) if remaining > 0 else 0
                 yielded = True
-                yield build_columns(window, rec, info.packets - len(rec) + 1, w)
+                columns = build_columns(window, rec, info.packets - len(rec) + 1, w)
+                if mads is not None:
+                    mads.append(cm_mad_rows(window, rec, w, columns))
+                yield columns
             if status != LIMIT:
                 break
         if remaining == 0 or status == CORRUPT or last:
@@ -165,15 +173,16 @@ def _chunks(
 def iter_packet_columns(
     path: str | os.PathLike[str], *, chunk_packets: int = 1_000_000, roce_port: int = 4791,
     vxlan_port: int = 4789, limit: int | None = None, progress: Progress | None = None,
-    block_bytes: int | None = BLOCK_BYTES,
+    block_bytes: int | None = BLOCK_BYTES, mads: list[MadRows] | None = None,
 ) -> Iterator[tuple[PacketColumns, CaptureInfo]]:  # fmt: skip
     """iter_capture's chunks as neutral columns (rocetrace.capture.packets), without pandas.
 
-    block_bytes None reads the whole file as one window.
+    block_bytes None reads the whole file as one window; `mads` collects each chunk's CM
+    MAD rows (rocetrace.capture.mads) as it is decoded.
     """
     o, windows = open_capture(path, block_bytes, progress)
     info = _new_info(o)
-    chunks = _chunks(o, windows, info, chunk_packets, limit, (roce_port, vxlan_port))
+    chunks = _chunks(o, windows, info, chunk_packets, limit, (roce_port, vxlan_port), mads)
     try:
         if o.fmt == "pcap" and o.state.linktype not in SUPPORTED_LINK_TYPES:
             raise UnsupportedLinkType(f"{o.path}: link type {o.state.linktype} is not supported")
@@ -194,11 +203,12 @@ def iter_capture(
     Frame numbers continue across chunks; every chunk shares one CaptureInfo whose counters
     are running totals, final once the iterator is exhausted.
     """
+    mads: list[MadRows] = []
     for columns, info in iter_packet_columns(
         path, chunk_packets=chunk_packets, roce_port=roce_port, vxlan_port=vxlan_port,
-        limit=limit, progress=progress, block_bytes=block_bytes,
+        limit=limit, progress=progress, block_bytes=block_bytes, mads=mads,
     ):  # fmt: skip
-        yield Capture(to_pandas(columns), info)
+        yield Capture(to_pandas(columns), info, mads_frame(mads[-1:]))
 
 
 def read_capture(
@@ -206,15 +216,16 @@ def read_capture(
     limit: int | None = None, progress: Progress | None = None,
 ) -> Capture:  # fmt: skip
     """The whole capture as one packet table (the file is mapped, or decompressed, at once)."""
+    mads: list[MadRows] = []
     parts = list(
         iter_packet_columns(
             path, chunk_packets=1 << 62, roce_port=roce_port, vxlan_port=vxlan_port,
-            limit=limit, progress=progress, block_bytes=None,
+            limit=limit, progress=progress, block_bytes=None, mads=mads,
         )
     )  # fmt: skip
     frames = [to_pandas(columns) for columns, _ in parts]
     if len(frames) == 1:
-        return Capture(frames[0], parts[-1][1])
+        return Capture(frames[0], parts[-1][1], mads_frame(mads))
     import pandas as pd
 
-    return Capture(pd.concat(frames, ignore_index=True), parts[-1][1])
+    return Capture(pd.concat(frames, ignore_index=True), parts[-1][1], mads_frame(mads))
