@@ -39,18 +39,25 @@ def analyze(
 ) -> Analysis:
     """Read a capture (a path, a `Capture`, or a packet-table DataFrame) and analyse it."""
     bps = parse_link_speed(link_speed)
+    mads = None  # a bare packet table holds no MAD bytes: no CM pairing
     if isinstance(path_or_capture, pd.DataFrame):
         packets, info = path_or_capture, None
     elif hasattr(path_or_capture, "packets"):
         cap: Any = path_or_capture
-        packets, info = cap.packets, cap.info
+        packets, info, mads = cap.packets, cap.info, getattr(cap, "mads", None)
     else:
         from rocetrace.capture import read_capture
 
         if progress:
             progress("decode")
         cap = read_capture(path_or_capture, roce_port=roce_port)
-        packets, info = cap.packets, cap.info
+        packets, info, mads = cap.packets, cap.info, cap.mads
     return analyze_packets(
-        packets, info, link_speed_bps=bps, progress=progress, roce_port=roce_port, **options
+        packets,
+        info,
+        link_speed_bps=bps,
+        progress=progress,
+        roce_port=roce_port,
+        mads=mads,
+        **options,
     )

@@ -80,8 +80,15 @@ def empty_mads() -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=t) for c, t in MAD_DTYPES.items()})
 
 
-def cm_connections(mads: pd.DataFrame) -> pd.DataFrame:
+def empty_connections() -> pd.DataFrame:
+    """A connections table with no rows (what a capture without CM MADs has)."""
+    return pd.DataFrame({c: pd.Series(dtype=t) for c, t in CONNECTION_DTYPES.items()})
+
+
+def cm_connections(mads: pd.DataFrame | None) -> pd.DataFrame:
     """One row per CM connection (REQ/REP pair), in order of connection, `CONNECTION_DTYPES`."""
+    if mads is None or mads.empty:
+        return empty_connections()
     mads = _normalized(mads)
     conns = _handshakes(mads)
     conns["established"] = _matched(conns, mads, (CmAttr.RTU,))["ts_ns"].notna()

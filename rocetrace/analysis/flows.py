@@ -1,7 +1,8 @@
 """The flow model: one flow per direction of traffic to one QP, key (src_ip, dst_ip, dest_qp).
 
 Flows are numbered by first appearance, their frames sorted once by flow (order.py), and
-the two directions of each connection paired (pairing.py).
+the two directions of each connection paired (pairing.py): by the capture's CM connections
+first (rocetrace.analysis.cm), then by PSN space, DETH source QP and IP pair.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ class FlowModel:
     qp: np.ndarray
     pair: np.ndarray  # per flow: flow id of the reverse direction, -1 unknown
     peer_qp: np.ndarray  # per flow: QP receiving its responses, -1 unknown
-    paired_by: np.ndarray  # per flow: "psn" | "deth" | "ip_pair" | "" (object array)
+    paired_by: np.ndarray  # per flow: "cm" | "psn" | "deth" | "ip_pair" | "" (object array)
     transport: np.ndarray  # per flow: index into TRANSPORTS, -1 unknown
     mtu: np.ndarray  # per flow: path MTU inferred from full-size segments, 0 unknown
     order: FlowOrder  # the frames of each flow, in capture order
@@ -111,8 +112,30 @@ def _link(pair: np.ndarray, paired_by: np.ndarray, pairs: list, how: str) -> Non
         paired_by[[x, y]] = how
 
 
-def build_flow_model(pp: Prepared) -> FlowModel:
-    """Flows, their transport and MTU, and the pairing of the two directions."""
+def _first_ts(pp: Prepared, order: FlowOrder) -> np.ndarray:
+    """Each flow's earliest timestamp."""
+    if pp.in_time_order or len(order.rows) == 0:
+        return pp.ts[order.first_rows()] if len(order.rows) else np.zeros(0, np.int64)
+    return np.minimum.reduceat(pp.ts[order.rows], order.bounds[:-1])
+
+
+def _without(votes: pairing.Votes, taken: np.ndarray) -> pairing.Votes:
+    keep = ~taken[votes[0]] & ~taken[votes[1]]
+    return votes[0][keep], votes[1][keep], votes[2][keep]
+
+
+def _psn_pairs(pp: Prepared, flow_id: np.ndarray, order: FlowOrder, by_cm: np.ndarray,
+               sport: np.ndarray) -> list:  # fmt: skip
+    """PSN-space pairs among the flows the CM left unpaired."""
+    nak = _without(pairing.nak_votes(pp, flow_id, order), by_cm)
+    settled = pairing.settled_flows(nak, len(by_cm))
+    votes = [pairing.ack_votes(pp, flow_id, order, settled | by_cm), nak]
+    return pairing.greedy_pairs(votes, sport)
+
+
+def build_flow_model(pp: Prepared, conns: pd.DataFrame | None = None) -> FlowModel:
+    """Flows, their transport and MTU, and the pairing of the two directions (`conns`: the
+    capture's CM connections, which name peers outright)."""
     flow_id, src, dst, qp = assign_flows(pp)
     n = len(src)
     order = flow_order(flow_id, n)
@@ -121,19 +144,23 @@ def build_flow_model(pp: Prepared) -> FlowModel:
     pair = np.full(n, -1, np.int64)
     paired_by = np.full(n, "", dtype=object)
     peer_qp = np.full(n, -1, np.int64)
-    nak = pairing.nak_votes(pp, flow_id, order)
-    settled = pairing.settled_flows(nak, n)
-    votes = [pairing.ack_votes(pp, flow_id, order, settled), nak]
-    _link(pair, paired_by, pairing.greedy_pairs(votes, sport), "psn")
+    cm_peer = np.full(n, -1, np.int64)
+    if conns is not None and len(conns):
+        keys = pairing.flow_keys(src, dst, qp)
+        cm_peer = pairing.cm_peers(conns, pp.ips, keys, _first_ts(pp, order))
+        _link(pair, paired_by, pairing.cm_pairs(src, dst, qp, cm_peer), "cm")
+    by_cm = cm_peer >= 0
+    _link(pair, paired_by, _psn_pairs(pp, flow_id, order, by_cm, sport), "psn")
     ud_src_qp = np.full(n, -1, np.int64)
     if (transport == UD).any():
         src_qp = majority(flow_id, order, np.where(pp.transport == UD, pp.deth_src_qp, -1))
         ud_src_qp = np.where(transport == UD, src_qp, -1)
     pairing.pair_ud(src, dst, qp, ud_src_qp, pair, paired_by, peer_qp)
     gsi = np.where(transport == UD, GSI_QP, qp)
-    _link(pair, paired_by, pairing.ip_pairs(src, dst, gsi, pair), "ip_pair")
+    _link(pair, paired_by, pairing.ip_pairs(src, dst, gsi, (pair >= 0) | by_cm), "ip_pair")
     has_pair = pair >= 0
     peer_qp[has_pair] = qp[pair[has_pair]]
+    peer_qp[by_cm], paired_by[by_cm] = cm_peer[by_cm], "cm"  # also when the reverse is absent
     peer_qp[transport == UC] = -1  # UC sends no responses: no QP receives them
     mtu = _mtus(pp, order)
     mtu[has_pair] = np.maximum(mtu[has_pair], mtu[pair[has_pair]])

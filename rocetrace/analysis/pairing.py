@@ -1,6 +1,7 @@
 """Pairing the two directions of a connection: a BTH names only the destination QP.
 
-Evidence, strongest first: responses repeat the PSNs of the reverse direction's requests
+Evidence, strongest first: the CM exchange (REQ/REP name both QPNs, rocetrace.analysis.cm)
+when the capture holds it, responses repeat the PSNs of the reverse direction's requests
 (ACKs, atomic ACKs, first READ responses; a NAK is answered by a resend of its PSN), the DETH
 source QP for UD, and finally the IP pair when one flow each way is left. Plain numpy on the
 few frames that carry evidence: the first responses of each flow and the requests they echo.
@@ -9,6 +10,7 @@ few frames that carry evidence: the first responses of each flow and the request
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from rocetrace.analysis.order import FlowOrder, rank_in_group
 from rocetrace.analysis.prepared import (
@@ -167,9 +169,9 @@ def greedy_pairs(votes: list[Votes], sport: np.ndarray) -> list[tuple[int, int]]
     return pairs
 
 
-def ip_pairs(src: np.ndarray, dst: np.ndarray, qp: np.ndarray, pair: np.ndarray) -> list:
-    """Pair the last unpaired flow of each direction of an IP pair with its reverse."""
-    free = np.flatnonzero((pair < 0) & (qp != GSI_QP))
+def ip_pairs(src: np.ndarray, dst: np.ndarray, qp: np.ndarray, taken: np.ndarray) -> list:
+    """Pair the last flow not `taken` of each direction of an IP pair with its reverse."""
+    free = np.flatnonzero(~taken & (qp != GSI_QP))
     width = int(max(src.max(initial=0), dst.max(initial=0))) + 1
     way = src[free] * width + dst[free]
     ways, count = np.unique(way, return_counts=True)
@@ -203,3 +205,62 @@ def pair_ud(
         if back is not None and pair[f] < 0 and pair[back] < 0:
             pair[f], pair[back] = back, f
             paired_by[f] = paired_by[back] = "deth"
+
+
+def flow_keys(src: np.ndarray, dst: np.ndarray, qp: np.ndarray) -> np.ndarray:
+    """One int64 per (src code, dst code, QP), as flows.assign_flows packs them."""
+    return (src.astype(np.int64) << 44) | (dst.astype(np.int64) << 24) | qp.astype(np.int64)
+
+
+def _cm_legs(conns: pd.DataFrame, ips: np.ndarray) -> pd.DataFrame:
+    """Both directions of every connection whose two QPNs are known, keyed like flows:
+    requester -> responder goes to the responder's QP, and the reverse to the requester's."""
+    conns = conns.dropna(subset=["requester_qpn", "responder_qpn"])
+    code = pd.Series(np.arange(len(ips)), index=pd.Index(ips, dtype=object))
+    legs = []
+    for a, b in (("requester", "responder"), ("responder", "requester")):
+        legs.append(pd.DataFrame({
+            "src": conns[f"{a}_ip"].map(code), "dst": conns[f"{b}_ip"].map(code),
+            "qp": conns[f"{b}_qpn"], "peer_qp": conns[f"{a}_qpn"],
+            "connect": conns["connect_ts_ns"], "disconnect": conns["disconnect_ts_ns"],
+        }))  # fmt: skip
+    both = pd.concat(legs, ignore_index=True).dropna(subset=["src", "dst"])
+    return both.fillna({"connect": np.iinfo(np.int64).min, "disconnect": np.iinfo(np.int64).max})
+
+
+def cm_peers(
+    conns: pd.DataFrame, ips: np.ndarray, keys: np.ndarray, first_ts: np.ndarray
+) -> np.ndarray:
+    """Per flow (`keys` as flow_keys), the peer QP its CM connection names, -1 for none.
+
+    A QPN reused later in the capture belongs to the connection that was open when the
+    flow's first frame went by (the latest one connected before it, not yet disconnected).
+    """
+    peer = np.full(len(keys), -1, np.int64)
+    legs = _cm_legs(conns, ips) if len(conns) and len(keys) else None
+    if legs is None or legs.empty:
+        return peer
+    leg_key = flow_keys(*(legs[c].to_numpy(np.int64) for c in ("src", "dst", "qp")))
+    by_key = np.argsort(keys)
+    at = np.minimum(np.searchsorted(keys[by_key], leg_key), len(keys) - 1)
+    flow = by_key[at]
+    connect, disconnect = legs["connect"].to_numpy(np.int64), legs["disconnect"].to_numpy(np.int64)
+    ok = (keys[flow] == leg_key) & (connect <= first_ts[flow]) & (first_ts[flow] <= disconnect)
+    flow, connect, peer_qp = flow[ok], connect[ok], legs["peer_qp"].to_numpy(np.int64)[ok]
+    by_time = np.lexsort((connect, flow))
+    flow, peer_qp = flow[by_time], peer_qp[by_time]
+    latest = np.flatnonzero(np.diff(flow, append=-1) != 0)  # each flow's last connection
+    peer[flow[latest]] = peer_qp[latest]
+    return peer
+
+
+def cm_pairs(src: np.ndarray, dst: np.ndarray, qp: np.ndarray, peer: np.ndarray) -> list:
+    """Flows whose CM peers name each other: (x, y) with x < y."""
+    keys = flow_keys(src, dst, qp)
+    named = np.flatnonzero(peer >= 0)
+    back = flow_keys(dst[named], src[named], peer[named])
+    by_key = np.argsort(keys)
+    at = np.minimum(np.searchsorted(keys[by_key], back), max(len(keys) - 1, 0))
+    y = by_key[at]
+    found = (keys[y] == back) & (peer[y] == qp[named]) & (named < y)
+    return list(zip(named[found].tolist(), y[found].tolist(), strict=True))

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rocetrace.analysis import congestion, findings, flows, gaps, naks, pfc, qos, reads, rtt
+from rocetrace.analysis import cm, congestion, findings, flows, gaps, naks, pfc, qos, reads, rtt
 from rocetrace.analysis import retransmissions as rtx
 from rocetrace.analysis.flow_table import flows_table, timeouts
 from rocetrace.analysis.prepared import (
@@ -73,13 +73,16 @@ def analyze_packets(
     *,
     link_speed_bps: float = 100e9,
     progress: Progress | None = None,
+    mads: pd.DataFrame | None = None,
     **options: Any,
 ) -> Analysis:
-    """Run every analysis on a packet table (schema: rocetrace/schema.py)."""
+    """Run every analysis on a packet table (schema: rocetrace/schema.py); `mads`, the
+    capture's CM MAD table (Capture.mads), pairs the QPs it connects."""
     step = progress or (lambda _name: None)
     step("flows")
     pp = prepare(packets)
-    model = flows.build_flow_model(pp)
+    connections = cm.cm_connections(mads)
+    model = flows.build_flow_model(pp, connections)
     span = flows.read_spans(pp, model)
     n = len(model)
     step("sequences")
@@ -136,6 +139,7 @@ def analyze_packets(
         pfc_pauses=tables.pfc_runs,
         sports=tables.sports,
         capture_facts=info,
+        cm_connections=connections,
     )
 
 

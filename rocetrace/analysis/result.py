@@ -23,10 +23,12 @@ class Analysis:
     capture: Any  # rocetrace.capture.CaptureInfo, or None for a packet table analysed directly
     options: dict[str, Any] = field(default_factory=dict)
     # Beyond the contract tables: continuous pauses per (sender, priority), UDP source-port
-    # entropy per host pair, and the capture facts the summary reports.
+    # entropy per host pair, the capture facts the summary reports and the CM connections.
     pfc_pauses: pd.DataFrame = field(default_factory=pd.DataFrame)
     sports: pd.DataFrame = field(default_factory=pd.DataFrame)
     capture_facts: dict[str, Any] = field(default_factory=dict)
+    # The CM connections of the capture (rocetrace.analysis.cm.CONNECTION_DTYPES).
+    cm_connections: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def summary(self) -> dict[str, Any]:
         """The JSON summary (schema rocetrace.summary/1, docs/summary-schema.md)."""

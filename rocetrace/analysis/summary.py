@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from rocetrace.analysis.cm import CONNECTION_DTYPES
 from rocetrace.analysis.naks import NAK_KINDS
 from rocetrace.analysis.pfc import pfc_summary
 
@@ -102,5 +103,6 @@ def build_summary(a: Analysis) -> dict[str, Any]:
             a.sports,
             ("src_ip", "dst_ip", "qps", "distinct_sports", "colliding_qps", "busiest_sport"),
         ),
+        "cm_connections": _records(a.cm_connections, tuple(CONNECTION_DTYPES)),
         "findings": findings,
     }
