@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from cm_oracle import mad_table, reference_cm_mads
 
+from rocetrace.analysis.api import analyze
 from rocetrace.analysis.cm import MAD_DTYPES
 from rocetrace.capture import iter_capture, read_capture
 from rocetrace.generate import generate
@@ -61,3 +62,21 @@ def test_a_capture_without_cm_has_an_empty_table_of_the_right_dtypes(tmp_path: P
     got = read_capture(path).mads
     assert got is not None and got.empty
     assert got.dtypes.astype(str).to_dict() == {"frame": "int64", **MAD_DTYPES}
+
+
+def test_a_snap_length_nulls_only_the_fields_it_cuts(tmp_path: Path) -> None:
+    """Snap 128 (IPv4): REQ's Starting PSN is cut, its QPN and every Comm ID are not; 160
+    keeps every field; the CM still pairs the QPs."""
+    full, cut, wide = (tmp_path / f"{n}.pcap" for n in ("full", "cut", "wide"))
+    generate("gbn-loss", full, seed=1, cm=True, **SMALL)
+    generate("gbn-loss", cut, seed=1, cm=True, snaplen=128, **SMALL)
+    generate("gbn-loss", wide, seed=1, cm=True, snaplen=160, **SMALL)
+    whole, snapped = read_capture(full).mads, read_capture(cut).mads
+    assert whole is not None and snapped is not None
+    pd.testing.assert_frame_equal(read_capture(wide).mads, whole)
+    req = snapped["mad_attr_id"] == 0x10
+    assert snapped.loc[req, "cm_starting_psn"].isna().all()
+    same = snapped.drop(columns="cm_starting_psn")
+    pd.testing.assert_frame_equal(same, whole.drop(columns="cm_starting_psn"))
+    flows = analyze(cut).flows
+    assert (flows.loc[flows["transport"] == "RC", "paired_by"] == "cm").all()

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 UD_SEND_ONLY = next(c for c, op in OPCODES.items() if op.name == "UD_SEND_ONLY")
 DETH_SLOT = SLOT_OF["DETH"]
 MadRows = dict[str, np.ndarray]
+MAD_ATTR = MAD_HEADER.field("attribute_id")
 
 
 def read_field(buf: np.ndarray, start: np.ndarray, f: Field) -> np.ndarray:
@@ -44,23 +45,26 @@ def read_field(buf: np.ndarray, start: np.ndarray, f: Field) -> np.ndarray:
     return (value >> f.shift) & f.mask
 
 
-def _mad_starts(buf: np.ndarray, rec: Records, w: Walked) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of the window's CM MAD frames and where each MAD starts (after the DETH)."""
+def _mad_starts(
+    buf: np.ndarray, rec: Records, w: Walked
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows of the window's CM MAD frames, where each MAD starts (after the DETH) and where
+    its captured bytes end; the MAD header up to the AttributeID must be captured."""
     bth, deth = w.slots[BTH_SLOT], w.slots[DETH_SLOT]
     rows = np.flatnonzero((bth >= 0) & (deth >= 0) & (w.payload_len >= MAD_SIZE))
     if len(rows) == 0:
-        return rows, rows
+        return rows, rows, rows
     base = rec.offset[rows].astype(np.int64)
     bth_at = base + bth[rows]
     mad = base + deth[rows] + DETH.size
     to_qp1 = (read_field(buf, bth_at, BTH.field("opcode")) == UD_SEND_ONLY) & (
         read_field(buf, bth_at, BTH.field("dest_qp")) == GSI_QP
     )
-    whole = mad + MAD_SIZE <= base + rec.cap_len[rows]
-    keep = to_qp1 & whole
-    rows, mad = rows[keep], mad[keep]
-    cm = read_field(buf, mad, MAD_HEADER.field("mgmt_class")) == CM_MGMT_CLASS
-    return rows[cm], mad[cm]
+    end = base + rec.cap_len[rows]
+    keep = np.flatnonzero(to_qp1 & (mad + MAD_ATTR.byte_offset + MAD_ATTR.byte_span <= end))
+    rows, mad, end = rows[keep], mad[keep], end[keep]
+    cm = np.flatnonzero(read_field(buf, mad, MAD_HEADER.field("mgmt_class")) == CM_MGMT_CLASS)
+    return rows[cm], mad[cm], end[cm]
 
 
 def _addresses(coded: object, rows: np.ndarray) -> np.ndarray:
@@ -73,9 +77,9 @@ def _addresses(coded: object, rows: np.ndarray) -> np.ndarray:
 
 def cm_mad_rows(buf: np.ndarray, rec: Records, w: Walked, columns: PacketColumns) -> MadRows:
     """The window's CM MADs: frame, ts_ns, src_ip, dst_ip and the contract's columns, -1
-    where a message has no such field."""
-    rows, mad = _mad_starts(buf, rec, w)
-    attr = read_field(buf, mad, MAD_HEADER.field("attribute_id"))
+    where a message has no such field or the snap length cut it."""
+    rows, mad, end = _mad_starts(buf, rec, w)
+    attr = read_field(buf, mad, MAD_ATTR)
     out: MadRows = {
         "frame": np.asarray(columns.columns["frame"])[rows].astype(np.int64),
         "ts_ns": rec.ts_ns[rows].astype(np.int64),
@@ -86,9 +90,10 @@ def cm_mad_rows(buf: np.ndarray, rec: Records, w: Walked, columns: PacketColumns
     for column, names in PAIRING_FIELDS.items():
         values = np.full(len(rows), -1, np.int64)
         for message, name in names.items():
-            at = np.flatnonzero(attr == message)
+            f = field_in_mad(message, name)
+            at = np.flatnonzero((attr == message) & (mad + f.byte_offset + f.byte_span <= end))
             if len(at):
-                values[at] = read_field(buf, mad[at], field_in_mad(message, name))
+                values[at] = read_field(buf, mad[at], f)
         out[column] = values
     return out
 
