@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rocetrace.capture.mads import MadRows, cm_mad_rows, mads_frame
 from rocetrace.capture.packets import PacketColumns, to_pandas
 from rocetrace.capture.records import CORRUPT, DONE, LIMIT, PARTIAL, Records, scan
 from rocetrace.capture.source import Opened, Progress, Windows, open_capture
@@ -35,6 +34,8 @@ from rocetrace.schema import ANOMALIES, ENCAPS
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from rocetrace.capture.mads import MadRows
 
 SUPPORTED_LINK_TYPES = frozenset({LT_ETHERNET, LT_SLL, LT_SLL2, LT_RAW, LT_IPV4, LT_IPV6})
 BLOCK_BYTES = 64 << 20
@@ -155,7 +156,9 @@ def _chunks(
                 remaining -= len(rec) if remaining > 0 else 0
                 yielded = True
                 columns = build_columns(window, rec, info.packets - len(rec) + 1, w)
-                if mads is not None:
+                if mads is not None:  # decode passes none: it neither imports nor runs this
+                    from rocetrace.capture.mads import cm_mad_rows
+
                     mads.append(cm_mad_rows(window, rec, w, columns))
                 yield columns
             if status != LIMIT:
@@ -203,6 +206,8 @@ def iter_capture(
     Frame numbers continue across chunks; every chunk shares one CaptureInfo whose counters
     are running totals, final once the iterator is exhausted.
     """
+    from rocetrace.capture.mads import mads_frame
+
     mads: list[MadRows] = []
     for columns, info in iter_packet_columns(
         path, chunk_packets=chunk_packets, roce_port=roce_port, vxlan_port=vxlan_port,
@@ -216,6 +221,8 @@ def read_capture(
     limit: int | None = None, progress: Progress | None = None,
 ) -> Capture:  # fmt: skip
     """The whole capture as one packet table (the file is mapped, or decompressed, at once)."""
+    from rocetrace.capture.mads import mads_frame
+
     mads: list[MadRows] = []
     parts = list(
         iter_packet_columns(
