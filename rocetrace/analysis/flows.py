@@ -133,6 +133,20 @@ def _psn_pairs(pp: Prepared, flow_id: np.ndarray, order: FlowOrder, by_cm: np.nd
     return pairing.greedy_pairs(votes, sport)
 
 
+def _cm_peers(
+    pp: Prepared, order: FlowOrder, keys: tuple[np.ndarray, np.ndarray, np.ndarray],
+    conns: pd.DataFrame | None, links: tuple[np.ndarray, np.ndarray],
+) -> np.ndarray:  # fmt: skip
+    """Per flow, the peer QP its CM connection names (-1 none); flows naming each other are
+    linked as pairs."""
+    if conns is None or len(conns) == 0:
+        return np.full(len(keys[0]), -1, np.int64)
+    packed = pairing.flow_keys(*keys)
+    peer = pairing.cm_peers(conns, pp.ips, packed, _first_ts(pp, order))
+    _link(*links, pairing.cm_pairs(*keys, peer), "cm")
+    return peer
+
+
 def build_flow_model(pp: Prepared, conns: pd.DataFrame | None = None) -> FlowModel:
     """Flows, their transport and MTU, and the pairing of the two directions (`conns`: the
     capture's CM connections, which name peers outright)."""
@@ -144,11 +158,7 @@ def build_flow_model(pp: Prepared, conns: pd.DataFrame | None = None) -> FlowMod
     pair = np.full(n, -1, np.int64)
     paired_by = np.full(n, "", dtype=object)
     peer_qp = np.full(n, -1, np.int64)
-    cm_peer = np.full(n, -1, np.int64)
-    if conns is not None and len(conns):
-        keys = pairing.flow_keys(src, dst, qp)
-        cm_peer = pairing.cm_peers(conns, pp.ips, keys, _first_ts(pp, order))
-        _link(pair, paired_by, pairing.cm_pairs(src, dst, qp, cm_peer), "cm")
+    cm_peer = _cm_peers(pp, order, (src, dst, qp), conns, (pair, paired_by))
     by_cm = cm_peer >= 0
     _link(pair, paired_by, _psn_pairs(pp, flow_id, order, by_cm, sport), "psn")
     ud_src_qp = np.full(n, -1, np.int64)
