@@ -291,93 +291,6 @@ static PyObject *py_units_to_ns(PyObject *self, PyObject *args)
 
 /* ---- the walk ---- */
 
-static PyObject *py_link_stage(PyObject *self, PyObject *args)
-{
-    PyObject *o[4], *lts_o, *p_o, *etype_o, *anomaly_o;
-    Py_ssize_t start, stop;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOnn", &o[0], &o[1], &o[2], &lts_o, &o[3], &p_o, &etype_o,
-                          &anomaly_o, &start, &stop))
-        return NULL;
-    Arrs arrs = {.used = 0};
-    Frames f;
-    Slots sl;
-    if (frames(&arrs, o, start, stop, &f, &sl) < 0)
-        return done(&arrs, NULL);
-    const int32_t *lts = VEC(lts_o, "lts", 'i', 4, 0);
-    int64_t *p = lts ? VEC(p_o, "p", 'i', 8, 1) : NULL;
-    int64_t *etype = p ? VEC(etype_o, "etype", 'i', 8, 1) : NULL;
-    int8_t *anomaly = etype ? VEC(anomaly_o, "anomaly", 'i', 1, 1) : NULL;
-    if (!anomaly)
-        return done(&arrs, NULL);
-    Py_BEGIN_ALLOW_THREADS
-    link_stage(&f, lts, sl, p, etype, anomaly, start, stop);
-    Py_END_ALLOW_THREADS
-    return done(&arrs, Py_NewRef(Py_None));
-}
-
-/* vlan_stage and inner_stage: (buf, base, caps, slots, p, etype, anomaly, start, stop). */
-static PyObject *walk_pointer_stage(PyObject *args,
-                                    void (*stage)(const Frames *, Slots, int64_t *, int64_t *,
-                                                  int8_t *, int64_t, int64_t))
-{
-    PyObject *o[4], *p_o, *etype_o, *anomaly_o;
-    Py_ssize_t start, stop;
-    if (!PyArg_ParseTuple(args, "OOOOOOOnn", &o[0], &o[1], &o[2], &o[3], &p_o, &etype_o,
-                          &anomaly_o, &start, &stop))
-        return NULL;
-    Arrs arrs = {.used = 0};
-    Frames f;
-    Slots sl;
-    if (frames(&arrs, o, start, stop, &f, &sl) < 0)
-        return done(&arrs, NULL);
-    int64_t *p = VEC(p_o, "p", 'i', 8, 1);
-    int64_t *etype = p ? VEC(etype_o, "etype", 'i', 8, 1) : NULL;
-    int8_t *anomaly = etype ? VEC(anomaly_o, "anomaly", 'i', 1, 1) : NULL;
-    if (!anomaly)
-        return done(&arrs, NULL);
-    Py_BEGIN_ALLOW_THREADS
-    stage(&f, sl, p, etype, anomaly, start, stop);
-    Py_END_ALLOW_THREADS
-    return done(&arrs, Py_NewRef(Py_None));
-}
-
-static PyObject *py_vlan_stage(PyObject *self, PyObject *args)
-{
-    return walk_pointer_stage(args, vlan_stage);
-}
-
-static PyObject *py_inner_stage(PyObject *self, PyObject *args)
-{
-    return walk_pointer_stage(args, inner_stage);
-}
-
-static PyObject *py_l3_stage(PyObject *self, PyObject *args)
-{
-    PyObject *o[4], *p_o, *etype_o, *encap_o, *anomaly_o, *roce_o, *ports_o;
-    Py_ssize_t start, stop;
-    int inner;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOpnn", &o[0], &o[1], &o[2], &o[3], &p_o, &etype_o,
-                          &encap_o, &anomaly_o, &roce_o, &ports_o, &inner, &start, &stop))
-        return NULL;
-    Arrs arrs = {.used = 0};
-    Frames f;
-    Slots sl;
-    if (frames(&arrs, o, start, stop, &f, &sl) < 0)
-        return done(&arrs, NULL);
-    int64_t *p = VEC(p_o, "p", 'i', 8, 1);
-    int64_t *etype = p ? VEC(etype_o, "etype", 'i', 8, 1) : NULL;
-    int8_t *encap = etype ? VEC(encap_o, "encap", 'i', 1, 1) : NULL;
-    int8_t *anomaly = encap ? VEC(anomaly_o, "anomaly", 'i', 1, 1) : NULL;
-    int64_t *roce = anomaly ? array(&arrs, roce_o, "roce", 'i', 8, 2, 4, f.n, 1) : NULL;
-    const int64_t *ports = roce ? array(&arrs, ports_o, "ports", 'i', 8, 1, -1, 2, 0) : NULL;
-    if (!ports)
-        return done(&arrs, NULL);
-    Py_BEGIN_ALLOW_THREADS
-    l3_stage(&f, sl, p, etype, encap, anomaly, roce, ports, inner, start, stop);
-    Py_END_ALLOW_THREADS
-    return done(&arrs, Py_NewRef(Py_None));
-}
-
 static int opcode_tables(Arrs *arrs, PyObject *const objs[3], OpcodeTables *t)
 {
     t->lut_off = array(arrs, objs[0], "lut_off", 'i', 4, 2, 256, -1, 0);
@@ -393,30 +306,34 @@ static int opcode_tables(Arrs *arrs, PyObject *const objs[3], OpcodeTables *t)
     return t->crc ? 0 : -1;
 }
 
-static PyObject *py_roce_stage(PyObject *self, PyObject *args)
+/* walk_frames(buf, base, caps, lts, slots, ports, lut_off, lut_len, table, encap, anomaly,
+ * payload, icrc_out, status, start, stop) */
+static PyObject *py_walk_frames(PyObject *self, PyObject *args)
 {
-    PyObject *o[4], *roce_o, *tables[3], *outs[4];
+    PyObject *o[4], *lts_o, *ports_o, *tables[3], *outs[5];
     Py_ssize_t start, stop;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOnn", &o[0], &o[1], &o[2], &o[3], &roce_o, &tables[0],
-                          &tables[1], &tables[2], &outs[0], &outs[1], &outs[2], &outs[3], &start,
-                          &stop))
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOnn", &o[0], &o[1], &o[2], &lts_o, &o[3],
+                          &ports_o, &tables[0], &tables[1], &tables[2], &outs[0], &outs[1],
+                          &outs[2], &outs[3], &outs[4], &start, &stop))
         return NULL;
     Arrs arrs = {.used = 0};
     Frames f;
     Slots sl;
     OpcodeTables t;
-    RoceOut out;
+    WalkOut out;
     if (frames(&arrs, o, start, stop, &f, &sl) < 0 || opcode_tables(&arrs, tables, &t) < 0)
         return done(&arrs, NULL);
-    const int64_t *roce = array(&arrs, roce_o, "roce", 'i', 8, 2, 4, f.n, 0);
-    out.payload = roce ? VEC(outs[0], "payload", 'i', 8, 1) : NULL;
-    out.icrc = out.payload ? VEC(outs[1], "icrc_out", 'i', 8, 1) : NULL;
-    out.status = out.icrc ? VEC(outs[2], "status", 'i', 1, 1) : NULL;
-    out.anomaly = out.status ? VEC(outs[3], "anomaly", 'i', 1, 1) : NULL;
-    if (!out.anomaly)
+    const int32_t *lts = VEC(lts_o, "lts", 'i', 4, 0);
+    const int64_t *ports = lts ? array(&arrs, ports_o, "ports", 'i', 8, 1, -1, 2, 0) : NULL;
+    out.encap = ports ? VEC(outs[0], "encap", 'i', 1, 1) : NULL;
+    out.anomaly = out.encap ? VEC(outs[1], "anomaly", 'i', 1, 1) : NULL;
+    out.payload = out.anomaly ? VEC(outs[2], "payload", 'i', 8, 1) : NULL;
+    out.icrc = out.payload ? VEC(outs[3], "icrc_out", 'i', 8, 1) : NULL;
+    out.status = out.icrc ? VEC(outs[4], "status", 'i', 1, 1) : NULL;
+    if (!out.status)
         return done(&arrs, NULL);
     Py_BEGIN_ALLOW_THREADS
-    roce_stage(&f, sl, roce, &t, &out, start, stop);
+    walk_frames(&f, lts, sl, ports, &t, &out, start, stop);
     Py_END_ALLOW_THREADS
     return done(&arrs, Py_NewRef(Py_None));
 }
@@ -641,11 +558,7 @@ static PyMethodDef methods[] = {
     {"scan_pcap", py_scan_pcap, METH_VARARGS, "Classic pcap records of a window."},
     {"scan_pcapng", py_scan_pcapng, METH_VARARGS, "pcapng blocks of a window."},
     {"units_to_ns", py_units_to_ns, METH_VARARGS, "pcapng timestamp units to ns."},
-    {"link_stage", py_link_stage, METH_VARARGS, "Link-layer headers of frames [start, stop)."},
-    {"vlan_stage", py_vlan_stage, METH_VARARGS, "802.1Q tags of frames [start, stop)."},
-    {"l3_stage", py_l3_stage, METH_VARARGS, "PFC, RoCEv1, IP/UDP of frames [start, stop)."},
-    {"inner_stage", py_inner_stage, METH_VARARGS, "The Ethernet header inside VXLAN."},
-    {"roce_stage", py_roce_stage, METH_VARARGS, "BTH, extended headers, payload length, ICRC."},
+    {"walk_frames", py_walk_frames, METH_VARARGS, "The header walk of frames [start, stop)."},
     {"gather_columns", py_gather_columns, METH_VARARGS, "Every integer column, one pass."},
     {"address_keys", py_address_keys, METH_VARARGS, "(kind, hi, lo) keys of addresses."},
     {"factorize_keys", py_factorize_keys, METH_VARARGS, "Codes in first-appearance order."},

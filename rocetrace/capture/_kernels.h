@@ -128,18 +128,7 @@ ScanResult scan_pcapng(const uint8_t *buf, int64_t end, int64_t pos, Interfaces 
                        int64_t limit, const ScanOut *out);
 int64_t units_to_ns(uint64_t units, int64_t tsresol);
 
-/* walk */
-void link_stage(const Frames *f, const int32_t *lts, Slots sl, int64_t *p, int64_t *etype,
-                int8_t *anomaly, int64_t start, int64_t stop);
-void vlan_stage(const Frames *f, Slots sl, int64_t *p, int64_t *etype, int8_t *anomaly,
-                int64_t start, int64_t stop);
-void l3_stage(const Frames *f, Slots sl, int64_t *p, int64_t *etype, int8_t *encap,
-              int8_t *anomaly, int64_t *roce, const int64_t *ports, int inner, int64_t start,
-              int64_t stop);
-void inner_stage(const Frames *f, Slots sl, int64_t *p, int64_t *etype, int8_t *anomaly,
-                 int64_t start, int64_t stop);
-
-/* roce */
+/* walk and roce */
 typedef struct {
     const int32_t *lut_off; /* (256, n_ext): extended header offsets after the BTH, -1 */
     const int32_t *lut_len; /* (256,): their total length, -1 for an unknown opcode */
@@ -152,8 +141,30 @@ typedef struct {
     int8_t *status, *anomaly;
 } RoceOut;
 
-void roce_stage(const Frames *f, Slots sl, const int64_t *roce, const OpcodeTables *t,
-                const RoceOut *out, int64_t start, int64_t stop);
+typedef struct {
+    int8_t *encap, *anomaly;
+    int64_t *payload, *icrc;
+    int8_t *status;
+} WalkOut;
+
+/* Where a RoCE frame's headers are (frame-relative): the IP header (RoCEv1: GRH), the BTH
+ * (-1: not RoCE), the end the length fields give, and 1 if it came in UDP (RoCEv2). */
+typedef struct {
+    int64_t ip, bth, end, udp;
+} RoceAt;
+
+/* Slice-by-8 tables of the reflected CRC32: slice[j][v] is the register after byte v and
+ * j zero bytes, so eight bytes cost eight lookups and no dependency chain per byte. */
+typedef struct {
+    uint32_t slice[8][256];
+    uint32_t after_ones; /* the register after the 8 bytes 0xFF the ICRC starts with */
+} CrcSlices;
+
+void crc_slices(const uint32_t *table, CrcSlices *c);
+void roce_frame(const uint8_t *fr, int64_t cap, Slots sl, int64_t i, const RoceAt *at,
+                const OpcodeTables *t, const CrcSlices *crc, const RoceOut *out);
+void walk_frames(const Frames *f, const int32_t *lts, Slots sl, const int64_t *ports,
+                 const OpcodeTables *t, const WalkOut *out, int64_t start, int64_t stop);
 
 /* columns */
 typedef struct {

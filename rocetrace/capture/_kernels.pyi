@@ -22,26 +22,10 @@ def scan_pcapng(
     out_ts: Array, out_lt: Array, /,
 ) -> tuple[int, int, int]: ...
 def units_to_ns(units: int, tsresol: int, /) -> int: ...
-def link_stage(
-    buf: Array, base: Array, caps: Array, lts: Array, slots: Array, p: Array, etype: Array,
-    anomaly: Array, start: int, stop: int, /,
-) -> None: ...
-def vlan_stage(
-    buf: Array, base: Array, caps: Array, slots: Array, p: Array, etype: Array,
-    anomaly: Array, start: int, stop: int, /,
-) -> None: ...
-def l3_stage(
-    buf: Array, base: Array, caps: Array, slots: Array, p: Array, etype: Array, encap: Array,
-    anomaly: Array, roce: Array, ports: Array, inner: bool, start: int, stop: int, /,
-) -> None: ...
-def inner_stage(
-    buf: Array, base: Array, caps: Array, slots: Array, p: Array, etype: Array,
-    anomaly: Array, start: int, stop: int, /,
-) -> None: ...
-def roce_stage(
-    buf: Array, base: Array, caps: Array, slots: Array, roce: Array, lut_off: Array,
-    lut_len: Array, table: Array, payload: Array, icrc_out: Array, status: Array,
-    anomaly: Array, start: int, stop: int, /,
+def walk_frames(
+    buf: Array, base: Array, caps: Array, lts: Array, slots: Array, ports: Array,
+    lut_off: Array, lut_len: Array, table: Array, encap: Array, anomaly: Array,
+    payload: Array, icrc_out: Array, status: Array, start: int, stop: int, /,
 ) -> None: ...
 def gather_columns(
     buf: Array, base: Array, caps: Array, slots: Array, spec: Array, masks: Array,

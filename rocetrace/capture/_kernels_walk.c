@@ -1,9 +1,10 @@
-/* Per-packet header walk: link layer, VLAN tags, IP, UDP, VXLAN.
+/* Per-packet header walk: link layer, VLAN tags, IP, UDP, VXLAN, then the RoCE headers.
  *
- * Each stage is one flat loop over frames [start, stop) and records where headers start
- * (frame-relative, -1 absent) in the slot matrix; p[i] is where the next stage looks and
- * etype[i] what it expects there. A VXLAN frame runs the VLAN/IP stages again on its inner
- * frame (inner_stage in between). Every read is guarded by `offset + width <= cap`.
+ * One pass over frames [start, stop): each frame goes through the stages while its bytes
+ * are in cache, and every stage records where headers start (frame-relative, -1 absent) in
+ * the slot matrix; the cursor's p is where the next stage looks and etype what it expects
+ * there. A VXLAN frame runs the VLAN/IP stages again on its inner frame. Every read is
+ * guarded by `offset + width <= cap`.
  */
 #include "_kernels.h"
 
@@ -13,6 +14,16 @@
 #define ET_MAC_CONTROL 0x8808
 #define PFC_OPCODE 0x0101
 #define UDP_PROTO 17
+
+/* One frame on its way through the stages. */
+typedef struct {
+    const uint8_t *fr;
+    int64_t cap, i;
+    Slots sl;
+    int64_t p, etype; /* where the next stage looks (-1: nothing more) and what it expects */
+    RoceAt roce;
+    int8_t *encap, *anomaly; /* the window's columns, written at i */
+} Walk;
 
 static int supported_link(int32_t lt)
 {
@@ -26,57 +37,48 @@ static int64_t link_header_len(int32_t lt)
 }
 
 /* Link-layer header of a frame that holds it: MAC slots, L3 offset and EtherType. */
-static void link_header(const uint8_t *fr, int32_t lt, Slots sl, int64_t i, int64_t *p,
-                        int64_t *etype)
+static void link_header(Walk *w, int32_t lt)
 {
+    const uint8_t *fr = w->fr;
     if (lt == LT_ETHERNET) {
-        slot_set(sl, codes.slot_dmac, i, 0);
-        slot_set(sl, codes.slot_smac, i, 6);
-        *p = 14, *etype = be16(fr + 12);
+        slot_set(w->sl, codes.slot_dmac, w->i, 0);
+        slot_set(w->sl, codes.slot_smac, w->i, 6);
+        w->p = 14, w->etype = be16(fr + 12);
     } else if (lt == LT_SLL) {
-        slot_set(sl, codes.slot_smac, i, be16(fr + 4) == 6 ? 6 : -1);
-        *p = 16, *etype = be16(fr + 14);
+        slot_set(w->sl, codes.slot_smac, w->i, be16(fr + 4) == 6 ? 6 : -1);
+        w->p = 16, w->etype = be16(fr + 14);
     } else if (lt == LT_SLL2) {
-        slot_set(sl, codes.slot_smac, i, fr[11] == 6 ? 12 : -1);
-        *p = 20, *etype = be16(fr);
+        slot_set(w->sl, codes.slot_smac, w->i, fr[11] == 6 ? 12 : -1);
+        w->p = 20, w->etype = be16(fr);
     } else {
         unsigned version = fr[0] >> 4;
-        *p = 0, *etype = version == 4 ? ET_IPV4 : version == 6 ? ET_IPV6 : 0;
+        w->p = 0, w->etype = version == 4 ? ET_IPV4 : version == 6 ? ET_IPV6 : 0;
     }
 }
 
-void link_stage(const Frames *f, const int32_t *lts, Slots sl, int64_t *p, int64_t *etype,
-                int8_t *anomaly, int64_t start, int64_t stop)
+/* Link-layer header: MAC slots, where L3 starts and its EtherType (p = -1 when none). */
+static void link_stage(Walk *w, int32_t lt)
 {
-    for (int64_t i = start; i < stop; i++) {
-        const uint8_t *fr;
-        int64_t cap = frame_cap(f, i, MAX_OFFSET, &fr);
-        p[i] = -1;
-        if (!supported_link(lts[i]))
-            anomaly[i] = codes.unsupported;
-        else if (cap < link_header_len(lts[i]))
-            anomaly[i] = codes.trunc_eth;
-        else
-            link_header(fr, lts[i], sl, i, &p[i], &etype[i]);
-    }
+    w->p = -1;
+    if (!supported_link(lt))
+        w->anomaly[w->i] = codes.unsupported;
+    else if (w->cap < link_header_len(lt))
+        w->anomaly[w->i] = codes.trunc_eth;
+    else
+        link_header(w, lt);
 }
 
 /* Step over 802.1Q / QinQ tags; the outermost tag goes to the VLAN slot. */
-void vlan_stage(const Frames *f, Slots sl, int64_t *p, int64_t *etype, int8_t *anomaly,
-                int64_t start, int64_t stop)
+static void vlan_stage(Walk *w)
 {
-    for (int64_t i = start; i < stop; i++) {
-        const uint8_t *fr;
-        int64_t cap = frame_cap(f, i, MAX_OFFSET, &fr);
-        while (p[i] >= 0 && (etype[i] == 0x8100 || etype[i] == 0x88A8 || etype[i] == 0x9100)) {
-            if (p[i] + 4 > cap) {
-                p[i] = -1, anomaly[i] = codes.trunc_eth;
-                break;
-            }
-            if (slot_get(sl, codes.slot_vlan, i) < 0)
-                slot_set(sl, codes.slot_vlan, i, p[i]);
-            etype[i] = be16(fr + p[i] + 2), p[i] += 4;
+    while (w->p >= 0 && (w->etype == 0x8100 || w->etype == 0x88A8 || w->etype == 0x9100)) {
+        if (w->p + 4 > w->cap) {
+            w->p = -1, w->anomaly[w->i] = codes.trunc_eth;
+            return;
         }
+        if (slot_get(w->sl, codes.slot_vlan, w->i) < 0)
+            slot_set(w->sl, codes.slot_vlan, w->i, w->p);
+        w->etype = be16(w->fr + w->p + 2), w->p += 4;
     }
 }
 
@@ -117,102 +119,111 @@ static int64_t ip_header(const uint8_t *fr, int64_t cap, int64_t p, int64_t etyp
     return ipv6_l4(fr, p, cap, proto);
 }
 
-static void set_roce(int64_t *roce, int64_t n, int64_t i, int64_t ip, int64_t bth, int64_t end,
-                     int64_t udp)
+static void set_roce(Walk *w, int64_t ip, int64_t bth, int64_t end, int64_t udp)
 {
-    roce[i] = ip, roce[n + i] = bth, roce[2 * n + i] = end, roce[3 * n + i] = udp;
+    RoceAt at = {ip, bth, end, udp};
+    w->roce = at;
 }
 
 /* RoCEv1: EtherType 0x8915, a 40-byte GRH, then the BTH. */
-static void roce_v1(const uint8_t *fr, int64_t cap, int64_t q, Slots sl, int64_t i,
-                    int8_t *encap, int8_t *anomaly, int64_t *roce)
+static void roce_v1(Walk *w, int64_t q)
 {
-    slot_set(sl, codes.slot_ip6, i, q);
-    if (q + 40 > cap) {
-        anomaly[i] = codes.trunc_ip;
+    slot_set(w->sl, codes.slot_ip6, w->i, q);
+    if (q + 40 > w->cap) {
+        w->anomaly[w->i] = codes.trunc_ip;
         return;
     }
-    encap[i] = codes.roce_v1;
-    set_roce(roce, sl.n, i, q, q + 40, q + 40 + be16(fr + q + 4), 0);
+    w->encap[w->i] = codes.roce_v1;
+    set_roce(w, q, q + 40, q + 40 + be16(w->fr + q + 4), 0);
 }
 
 /* UDP at l4 (inside [0, cap - 8]): RoCEv2 to ports[0]; VXLAN to ports[1] moves p to the
  * inner Ethernet header (etype -1) unless this already is the inner frame. */
-static void udp(const uint8_t *fr, int64_t q, int64_t l4, int64_t ip_end, const int64_t *ports,
-                int inner, Slots sl, int64_t i, int64_t *p, int64_t *etype, int8_t *encap,
-                int64_t *roce)
+static void udp(Walk *w, int64_t q, int64_t l4, int64_t ip_end, const int64_t *ports, int inner)
 {
-    int64_t dport = be16(fr + l4 + 2), udp_end = l4 + be16(fr + l4 + 4);
+    int64_t dport = be16(w->fr + l4 + 2), udp_end = l4 + be16(w->fr + l4 + 4);
     if (dport == ports[0]) {
-        encap[i] = inner ? codes.vxlan_roce_v2 : codes.roce_v2;
-        set_roce(roce, sl.n, i, q, l4 + 8, udp_end < ip_end ? udp_end : ip_end, 1);
+        w->encap[w->i] = inner ? codes.vxlan_roce_v2 : codes.roce_v2;
+        set_roce(w, q, l4 + 8, udp_end < ip_end ? udp_end : ip_end, 1);
     } else if (dport == ports[1] && !inner) {
-        p[i] = l4 + 16, etype[i] = -1;
+        w->p = l4 + 16, w->etype = -1;
     }
 }
 
-static void ip(const uint8_t *fr, int64_t cap, int64_t q, int64_t et, const int64_t *ports,
-               int inner, Slots sl, int64_t i, int64_t *p, int64_t *etype, int8_t *encap,
-               int8_t *anomaly, int64_t *roce)
+static void ip(Walk *w, int64_t q, int64_t et, const int64_t *ports, int inner)
 {
     unsigned proto = 0;
     int64_t ip_end = 0;
-    slot_set(sl, et == ET_IPV4 ? codes.slot_ip4 : codes.slot_ip6, i, q);
-    int64_t l4 = ip_header(fr, cap, q, et, &proto, &ip_end);
+    slot_set(w->sl, et == ET_IPV4 ? codes.slot_ip4 : codes.slot_ip6, w->i, q);
+    int64_t l4 = ip_header(w->fr, w->cap, q, et, &proto, &ip_end);
     if (l4 == -1) {
-        anomaly[i] = codes.trunc_ip;
+        w->anomaly[w->i] = codes.trunc_ip;
     } else if (l4 >= 0 && proto == UDP_PROTO) {
-        slot_set(sl, codes.slot_udp, i, l4);
-        if (l4 + 8 > cap)
-            anomaly[i] = codes.trunc_ip;
+        slot_set(w->sl, codes.slot_udp, w->i, l4);
+        if (l4 + 8 > w->cap)
+            w->anomaly[w->i] = codes.trunc_ip;
         else
-            udp(fr, q, l4, ip_end, ports, inner, sl, i, p, etype, encap, roce);
+            udp(w, q, l4, ip_end, ports, inner);
     }
 }
 
-/* PFC, RoCEv1, IP/UDP. roce (4, n) gets (IP start, BTH, end from lengths, has UDP) of RoCE
- * frames; a VXLAN frame gets p = its inner Ethernet offset, etype = -1; others p = -1. */
-void l3_stage(const Frames *f, Slots sl, int64_t *p, int64_t *etype, int8_t *encap,
-              int8_t *anomaly, int64_t *roce, const int64_t *ports, int inner, int64_t start,
-              int64_t stop)
+/* PFC, RoCEv1, IP/UDP: a RoCE frame gets its RoceAt; a VXLAN frame p = its inner Ethernet
+ * offset, etype = -1; any other p = -1. */
+static void l3_stage(Walk *w, const int64_t *ports, int inner)
 {
-    for (int64_t i = start; i < stop; i++) {
-        const uint8_t *fr;
-        int64_t cap = frame_cap(f, i, MAX_OFFSET, &fr), q = p[i], et = etype[i];
-        p[i] = -1;
-        if (q < 0)
-            continue;
-        if (et == ET_MAC_CONTROL) {
-            if (q + 2 <= cap && be16(fr + q) == PFC_OPCODE) {
-                slot_set(sl, codes.slot_pfc, i, q);
-                encap[i] = codes.pfc;
-            }
-        } else if (et == ET_ROCE_V1) {
-            roce_v1(fr, cap, q, sl, i, encap, anomaly, roce);
-        } else if (et == ET_IPV4 || et == ET_IPV6) {
-            ip(fr, cap, q, et, ports, inner, sl, i, p, etype, encap, anomaly, roce);
+    int64_t q = w->p, et = w->etype;
+    w->p = -1;
+    if (q < 0)
+        return;
+    if (et == ET_MAC_CONTROL) {
+        if (q + 2 <= w->cap && be16(w->fr + q) == PFC_OPCODE) {
+            slot_set(w->sl, codes.slot_pfc, w->i, q);
+            w->encap[w->i] = codes.pfc;
         }
+    } else if (et == ET_ROCE_V1) {
+        roce_v1(w, q);
+    } else if (et == ET_IPV4 || et == ET_IPV6) {
+        ip(w, q, et, ports, inner);
     }
 }
 
-/* The Ethernet frame inside VXLAN: its addresses and IP replace the outer ones. */
-void inner_stage(const Frames *f, Slots sl, int64_t *p, int64_t *etype, int8_t *anomaly,
-                 int64_t start, int64_t stop)
+/* The Ethernet frame inside VXLAN (at p): its addresses and IP replace the outer ones. */
+static void inner_stage(Walk *w)
 {
+    int64_t q = w->p;
+    if (q + 14 > w->cap) {
+        w->p = -1, w->anomaly[w->i] = codes.trunc_eth;
+        return;
+    }
+    slot_set(w->sl, codes.slot_dmac, w->i, q);
+    slot_set(w->sl, codes.slot_smac, w->i, q + 6);
+    slot_set(w->sl, codes.slot_ip4, w->i, -1);
+    slot_set(w->sl, codes.slot_ip6, w->i, -1);
+    slot_set(w->sl, codes.slot_udp, w->i, -1);
+    w->p = q + 14, w->etype = be16(w->fr + q + 12);
+}
+
+/* Every stage for frames [start, stop), one frame at a time: link layer, VLAN tags, L3/UDP,
+ * the same again inside VXLAN, then the RoCE headers (roce_frame). ports: RoCEv2, VXLAN. */
+void walk_frames(const Frames *f, const int32_t *lts, Slots sl, const int64_t *ports,
+                 const OpcodeTables *t, const WalkOut *out, int64_t start, int64_t stop)
+{
+    CrcSlices crc;
+    crc_slices(t->crc, &crc);
+    RoceOut roce_out = {out->payload, out->icrc, out->status, out->anomaly};
     for (int64_t i = start; i < stop; i++) {
-        const uint8_t *fr;
-        int64_t cap = frame_cap(f, i, MAX_OFFSET, &fr), q = p[i];
-        if (q < 0)
-            continue;
-        if (q + 14 > cap) {
-            p[i] = -1, anomaly[i] = codes.trunc_eth;
-            continue;
+        Walk w = {.i = i, .sl = sl, .encap = out->encap, .anomaly = out->anomaly};
+        w.cap = frame_cap(f, i, MAX_OFFSET, &w.fr);
+        w.roce.bth = -1;
+        link_stage(&w, lts[i]);
+        vlan_stage(&w);
+        l3_stage(&w, ports, 0);
+        if (w.p >= 0) {
+            inner_stage(&w);
+            vlan_stage(&w);
+            l3_stage(&w, ports, 1);
         }
-        slot_set(sl, codes.slot_dmac, i, q);
-        slot_set(sl, codes.slot_smac, i, q + 6);
-        slot_set(sl, codes.slot_ip4, i, -1);
-        slot_set(sl, codes.slot_ip6, i, -1);
-        slot_set(sl, codes.slot_udp, i, -1);
-        p[i] = q + 14, etype[i] = be16(fr + q + 12);
+        if (w.roce.bth >= 0)
+            roce_frame(w.fr, w.cap, sl, i, &w.roce, t, &crc, &roce_out);
     }
 }

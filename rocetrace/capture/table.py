@@ -27,16 +27,7 @@ from rocetrace.capture.layers import (
 )
 from rocetrace.capture.packets import Coded, PacketColumns, arrow_schema, numeric_array
 from rocetrace.capture.records import Records
-from rocetrace.capture.roce import roce_stage
-from rocetrace.capture.walk import (
-    MAX_OFFSET,
-    OTHER,
-    inner_stage,
-    l3_stage,
-    link_stage,
-    new_slots,
-    vlan_stage,
-)
+from rocetrace.capture.walk import OTHER, new_slots, walk_frames
 from rocetrace.dissectors.icrc import crc32_table
 from rocetrace.dissectors.opcodes import OPCODES, UNKNOWN_OPCODE_NAME
 from rocetrace.schema import ANOMALIES, CATEGORY, ENCAPS, ICRC_STATUSES, PACKET_COLUMNS
@@ -67,38 +58,17 @@ def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 
 
 def walk_records(buf: np.ndarray, rec: Records, roce_port: int, vxlan_port: int) -> Walked:
-    """Run the header-walk stages over every record of the window."""
+    """The header walk over every record of the window (one C pass per frame range)."""
     n = len(rec)
     lut_off, lut_len, crc, _ = _tables()
     w = Walked(
         new_slots(n), np.full(n, OTHER, np.int8), np.zeros(n, np.int8),
         np.full(n, -1, np.int64), np.full(n, -1, np.int64), np.full(n, -1, np.int8),
     )  # fmt: skip
-    base, caps = rec.offset, np.minimum(rec.cap_len, MAX_OFFSET)
-    p, etype = np.empty(n, np.int64), np.empty(n, np.int64)
-    roce = np.full((4, n), -1, np.int64)
-    ports = np.array([roce_port, vxlan_port], np.int64)
-    link_stage(buf, base, caps, rec.linktype, w.slots, p, etype, w.anomaly)
-    for inner in (False, True):
-        vlan_stage(buf, base, caps, w.slots, p, etype, w.anomaly)
-        l3_stage(buf, base, caps, w.slots, p, etype, w.encap, w.anomaly, roce, ports, inner)
-        if inner or not (p >= 0).any():
-            break
-        inner_stage(buf, base, caps, w.slots, p, etype, w.anomaly)
-    roce_stage(
-        buf,
-        base,
-        caps,
-        w.slots,
-        roce,
-        lut_off,
-        lut_len,
-        crc,
-        w.payload_len,
-        w.icrc,
-        w.icrc_status,
-        w.anomaly,
-    )
+    walk_frames(
+        buf, rec.offset, rec.cap_len, rec.linktype, w.slots, np.array([roce_port, vxlan_port]),
+        (lut_off, lut_len, crc), w.encap, w.anomaly, w.payload_len, w.icrc, w.icrc_status,
+    )  # fmt: skip
     return w
 
 
