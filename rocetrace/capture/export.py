@@ -39,6 +39,7 @@ STATISTICS_COLUMNS = ("frame", "ts_ns", "dest_qp", "psn")
 
 
 class Sink(Protocol):
+    def prepare(self) -> None: ...
     def write(self, table: pa.Table) -> None: ...
     def close(self) -> None: ...
 
@@ -50,9 +51,12 @@ class ParquetSink:
         self.path = path
         self.writer: pq.ParquetWriter | None = None
 
+    def prepare(self) -> None:
+        """Import the writer (~25 ms: pyarrow.parquet loads pyarrow.fs and its clouds)."""
+        import pyarrow.parquet  # noqa: F401
+
     def write(self, table: pa.Table) -> None:
         if self.writer is None:
-            # Imported here, in the writer thread, while the next chunk decodes.
             import pyarrow.parquet as pq
 
             # Dictionary pages only for the categorical columns: integers (PSNs, times)
@@ -75,6 +79,9 @@ class CsvSink:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.writer: pacsv.CSVWriter | None = None
+
+    def prepare(self) -> None:
+        import pyarrow.csv  # noqa: F401
 
     def write(self, table: pa.Table) -> None:
         plain = table.cast(_plain_schema())
@@ -126,9 +133,10 @@ def decode_capture(
     """Decode a capture; write the packet table to `output` (Parquet / CSV) chunk by chunk."""
     sink = open_sink(output) if output is not None else None
     result: DecodeResult | None = None
-    # One writer thread: chunk i is written while chunk i+1 decodes (both release the GIL).
+    # One writer thread: chunk i is written while chunk i+1 decodes (both release the GIL);
+    # it imports its writer while the first chunk decodes.
     with ThreadPoolExecutor(max_workers=1) as pool:
-        pending: Future[None] | None = None
+        pending = None if sink is None else pool.submit(sink.prepare)
         try:
             for packets, info in iter_packet_columns(
                 path, chunk_packets=chunk_packets, roce_port=roce_port, limit=limit,
