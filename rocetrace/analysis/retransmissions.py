@@ -15,6 +15,7 @@ from rocetrace.analysis.flows import FlowModel
 from rocetrace.analysis.gaps import Stream
 from rocetrace.analysis.naks import ack_progress
 from rocetrace.analysis.order import stable_order
+from rocetrace.analysis.pairing import dense_ids
 from rocetrace.analysis.prepared import Prepared, psn_delta
 
 EPISODE_COLUMNS = [
@@ -24,6 +25,7 @@ EPISODE_COLUMNS = [
 ]  # fmt: skip
 ACK_TIMEOUT_UNIT_S = 4.096e-6
 SR_COVERAGE = 0.5
+ALTERNATIVES = ("selective-repeat", "go-back-0")  # what an uncertain episode may also be
 
 
 def _shift(a: np.ndarray, fill: object) -> np.ndarray:
@@ -34,15 +36,38 @@ def _shift(a: np.ndarray, fill: object) -> np.ndarray:
     return out
 
 
-def episode_rows(s: Stream, pp: Prepared) -> np.ndarray:
+def episode_rows(s: Stream, pp: Prepared, naks: pd.DataFrame) -> np.ndarray:
     """Episode number per stream row (-1 for rows that are not resends). A new NAK shows
-    as a restart (the PSN goes back), not where the NAK is seen: the sender reacts later."""
+    as a restart (the PSN goes back), not where the NAK is seen: the sender reacts later;
+    or as the resend of exactly the PSN a NAK since the previous resend asked for (back-to-
+    back one-packet selective repeats)."""
     r = s.retransmitted
     prev_r = _shift(r, False) & ~s.first
     restart = s.ext <= _shift(s.ext, 0)
     start = r & (~prev_r | restart)
+    start[np.flatnonzero(r & ~start)] = _answers_new_nak(s, pp, naks, np.flatnonzero(r & ~start))
     number = np.cumsum(start) - 1
     return np.where(r, number, -1)
+
+
+def _answers_new_nak(s: Stream, pp: Prepared, naks: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+    """Per stream row (`rows`, none a flow's first), whether a NAK about its flow with its
+    PSN was captured after the flow's previous row and before it."""
+    known = naks[naks["flow_id"].notna()] if len(rows) else naks.iloc[:0]
+    if known.empty:
+        return np.zeros(len(rows), bool)
+    nak_idx = np.searchsorted(pp.frame, known["frame"].to_numpy(np.int64))
+    nak_flow = known["flow_id"].to_numpy(np.int64)
+    psn = known["psn"].to_numpy(np.int64)
+    code = dense_ids(
+        np.concatenate([nak_flow, s.flow[rows]]), np.concatenate([psn, pp.psn[s.idx[rows]]])
+    )
+    width = len(pp) + 1
+    packed = np.sort(code[: len(known)] * width + nak_idx)
+    row_code = code[len(known) :]
+    at = np.searchsorted(packed, row_code * width + s.idx[rows]) - 1
+    hit = packed[np.maximum(at, 0)]
+    return (at >= 0) & (hit // width == row_code) & (hit % width > s.idx[rows - 1])
 
 
 def _episodes(s: Stream, pp: Prepared, ep: np.ndarray) -> pd.DataFrame:
@@ -89,8 +114,10 @@ def _assign_triggers(eps: pd.DataFrame, naks: pd.DataFrame) -> pd.DataFrame:
     eps = pd.merge_asof(
         eps, known, left_on="ts_ns", right_on="nak_ts", by="flow_id", direction="backward"
     )
-    prev_start = eps.groupby("flow_id")["ts_ns"].shift(1)
-    fresh = eps["nak_ts"].notna() & ~(eps["nak_ts"] <= prev_start)
+    # Exact ns: as float64 two events 88 ns apart can compare equal.
+    prev_start = eps["ts_ns"].astype("Int64").groupby(eps["flow_id"]).shift(1)
+    after_prev = ~(eps["nak_ts_exact"] <= prev_start)
+    fresh = (eps["nak_ts_exact"].notna() & after_prev).fillna(True).to_numpy(bool)
     eps["trigger"] = np.where(
         fresh, np.where(eps["kind"].astype(object) == "rnr", "rnr", "nak"), "timeout"
     )
@@ -162,23 +189,33 @@ def _modes(eps: pd.DataFrame, s: Stream, ep: np.ndarray, acked: np.ndarray) -> p
     coverage = eps["units"] / (eps["last_ext"] - eps["start_ext"] + 1)
     selective = ((eps["jumps"] > 0) & (coverage <= SR_COVERAGE)).to_numpy() | short
     mode = np.where(below, "go-back-0", np.where(selective, "selective-repeat", "go-back-n"))
-    ambiguous = ~below & ~selective & (eps["packets"] <= 2).to_numpy()
-    return pd.DataFrame({"mode": mode, "mode_certain": ~ambiguous}, index=eps.index)
+    # Either policy's resends; or a timeout restart below what the capture saw acknowledged:
+    # go-back-0, or go-back-N after an ACK lost beyond the capture point.
+    either_sr = ~below & ~selective & (eps["packets"] <= 2).to_numpy()
+    either_g0 = below & eps["nak_raw"].isna().to_numpy()
+    alternative = np.where(either_sr, "selective-repeat", np.where(either_g0, "go-back-0", ""))
+    return pd.DataFrame(
+        {"mode": mode, "mode_certain": alternative == "", "alternative": alternative},
+        index=eps.index,
+    )
 
 
 def resolve_by_host(eps: pd.DataFrame, host: np.ndarray) -> pd.DataFrame:
-    """Episodes whose resends either policy would send take the policy the sending host
-    (`host`, per episode) shows elsewhere: selective repeat is a NIC-wide setting, so any
-    certain selective-repeat episode of the host decides; else the IBTA default go-back-N."""
+    """An episode whose capture fits go-back-N and another policy (`alternative`) takes that
+    policy when its sending host (`host`, per episode) shows it in a certain episode (the
+    recovery policy is a NIC setting), else the IBTA default go-back-N."""
     certain = eps["mode_certain"].to_numpy(bool)
-    sr = certain & (eps["mode"].to_numpy(object) == "selective-repeat")
+    mode = eps["mode"].to_numpy(object)
+    given = eps["alternative"] if "alternative" in eps else pd.Series("", index=eps.index)
+    alternative = given.fillna("").to_numpy(object)
     n = int(host.max(initial=-1)) + 1
-    host_sr = np.bincount(host[sr], minlength=n) > 0
+    shows = {m: np.bincount(host[certain & (mode == m)], minlength=n) > 0 for m in ALTERNATIVES}
+    chosen = np.full(len(eps), "go-back-n", dtype=object)
+    for m, hosts in shows.items():
+        chosen[(alternative == m) & hosts[host]] = m
     host_known = np.bincount(host[certain], minlength=n) > 0
-    mode = np.where(certain, eps["mode"].to_numpy(object), np.where(
-        host_sr[host], "selective-repeat", "go-back-n"))  # fmt: skip
     basis = np.where(certain, "resent_psns", np.where(host_known[host], "sending_host", "default"))
-    return eps.assign(mode=mode, mode_basis=basis)
+    return eps.assign(mode=np.where(certain, mode, chosen), mode_basis=basis)
 
 
 def _prev_ts_in_flow(model: FlowModel, pp: Prepared, idx: np.ndarray) -> np.ndarray:
@@ -193,7 +230,7 @@ def request_episodes(
     """Episodes of resent requests with trigger, mode and delay, and the frames of READ
     re-issues: episodes that open with a re-sent READ REQUEST and no NAK are not resends of
     this flow but requests to resend READ responses (reads.py)."""
-    ep = episode_rows(s, pp)
+    ep = episode_rows(s, pp, naks)
     eps = _episodes(s, pp, ep)
     if eps.empty:
         return _empty(), np.zeros(0, np.int64)
@@ -206,7 +243,7 @@ def request_episodes(
         return _empty(), reissues
     eps["mode"] = _modes(eps, s, ep, np.full(len(eps), -1, np.int64))["mode"]
     acked = _last_acked(pp, eps, _requester_view(pp, model, eps, progress))
-    eps[["mode", "mode_certain"]] = _modes(eps, s, ep, acked)
+    eps[["mode", "mode_certain", "alternative"]] = _modes(eps, s, ep, acked)
     prev_ts = _prev_ts_in_flow(model, pp, eps["idx"].to_numpy())
     silence = eps["ts_ns"] - prev_ts
     after_nak = (eps["ts_ns"] - eps["nak_ts_exact"]).fillna(0).to_numpy(np.int64)

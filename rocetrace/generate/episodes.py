@@ -12,11 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from rocetrace.generate.model import Episode, wire
+from rocetrace.generate.model import PSN_MOD, Episode, unwrap, wire
 from rocetrace.generate.table import ROLE_REQUEST, PacketTable
 from rocetrace.generate.truth import FlowRows
 
 NS = 1e-9
+COVERAGE = 0.5  # resent share of a range at most which a skip shows selective repeat
 
 
 def _silence(table: PacketTable, flow: FlowRows, before: int) -> float:
@@ -25,21 +26,47 @@ def _silence(table: PacketTable, flow: FlowRows, before: int) -> float:
     return float(table["ts"][before] - table["ts"][prev[-1]]) * NS if len(prev) else 0.0
 
 
-def _shows_mode(
+def _alternative(
     table: PacketTable, ep: Episode, resent: list[int], flow: FlowRows, counted: set[int]
-) -> bool:
-    """Does the capture show which policy resent? Not when both would have resent the same
-    packets; go-back-N shows itself by three or more resends in a row, selective repeat by a
-    skip (its last PSN resent too) or by new data right after its only captured resend."""
-    if ep.either_policy or ep.role != ROLE_REQUEST:
-        return not ep.either_policy
-    if ep.mode == "go-back-n":
-        return len(resent) >= 3
-    if ep.mode != "selective-repeat":
-        return True
-    after = flow.rows[flow.rows > resent[-1]]
-    new_data = len(after) > 0 and int(after[0]) not in counted
-    return len({int(table["psn"][i]) for i in resent}) >= 2 or new_data
+) -> str:
+    """The other policy the capture fits as well ("" when it shows the mode). Both resend
+    the same packets; go-back-N shows itself by three or more resends in a row, selective
+    repeat by a skip (its last PSN resent too) or new data right after its one resend."""
+    if ep.either_policy:
+        return "selective-repeat"
+    if ep.role != ROLE_REQUEST:
+        return ""
+    if ep.mode == "go-back-n" and len(resent) < 3:
+        return "selective-repeat"
+    if ep.mode == "selective-repeat":
+        after = flow.rows[flow.rows > resent[-1]]
+        new_data = len(after) > 0 and int(after[0]) not in counted
+        return "" if _clear_skip(table, resent, ep.start_psn) or new_data else "selective-repeat"
+    return ""
+
+
+def _clear_skip(table: PacketTable, resent: list[int], start: int) -> bool:
+    """Do the captured resends skip at least half the PSNs from the first to the last? A
+    go-back-N would have had to lose most of its resends again to look like that
+    (SR_COVERAGE in the analysis contract)."""
+    rows = np.asarray(resent)
+    first = [unwrap(int(p), start) for p in table["psn"][rows]]
+    last = max(f + int(n) - 1 for f, n in zip(first, table["span"][rows], strict=True))
+    units = int(table["span"][rows].sum())
+    return len(set(first)) >= 2 and units <= COVERAGE * (last - min(first) + 1)
+
+
+def _acked_beyond(table: PacketTable, ep: Episode, before: int) -> bool:
+    """Had the capture shown the resend's first PSN acknowledged (ACK, or a NAK of a later
+    PSN) before it? Then a timeout restart there fits go-back-0 and a lost ACK alike."""
+    rows = np.flatnonzero(
+        (table["conn"][:before] == ep.conn)
+        & (table["role"][:before] != ROLE_REQUEST)
+        & np.isin(table["opcode"][:before], (0x11, 0x12))
+    )
+    syndrome = table["syndrome"][rows].astype(np.int64)
+    psn = table["psn"][rows].astype(np.int64) - ((syndrome >> 5) & 0x3 != 0)
+    return any(unwrap(int(p) % PSN_MOD, ep.start_psn) >= ep.start_psn for p in psn)
 
 
 def episode_truth(
@@ -64,6 +91,9 @@ def episode_truth(
     nak_at = index_of.get(ep.trigger_row, -1)
     if trigger in ("nak", "rnr") and nak_at < 0:
         trigger = "timeout"
+    alternative = _alternative(table, ep, resent, flow, counted)
+    if not alternative and trigger == "timeout" and _acked_beyond(table, ep, start_at):
+        alternative = "go-back-0"
     if trigger in ("nak", "rnr"):
         delay = float(table["ts"][start_at] - table["ts"][nak_at]) * NS
         nak_psn = int(table["psn"][nak_at]) if trigger == "nak" else None
@@ -75,19 +105,20 @@ def episode_truth(
         "trigger": trigger, "nak_psn": nak_psn,
         "start_psn": int(table["psn"][first]) if ep.role == ROLE_REQUEST else wire(ep.start_psn),
         "packets": len(resent), "mode": ep.mode, "mode_basis": "resent_psns",
-        "mode_certain": _shows_mode(table, ep, resent, flow, counted), "delay_s": round(delay, 9),
+        "mode_certain": not alternative, "alternative": alternative, "delay_s": round(delay, 9),
     }  # fmt: skip
 
 
 def resolve_by_host(episodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Episodes either policy could have sent are reported as the sending host's policy:
-    selective repeat when the capture shows one certain selective-repeat episode from that
-    host (a NIC-wide setting), else the IBTA default go-back-N (analysis contract)."""
+    """An episode the capture shows as go-back-N or another policy is reported as the other
+    one when a certain episode of the same sending host has it (the policy is a NIC
+    setting), else as the IBTA default go-back-N (analysis contract)."""
     certain = [e for e in episodes if e["mode_certain"]]
-    hosts_sr = {e["src_ip"] for e in certain if e["mode"] == "selective-repeat"}
+    shown = {(e["src_ip"], e["mode"]) for e in certain}
     hosts_known = {e["src_ip"] for e in certain}
     for e in episodes:
+        other = e.pop("alternative")
         if not e["mode_certain"]:
-            e["mode"] = "selective-repeat" if e["src_ip"] in hosts_sr else "go-back-n"
+            e["mode"] = other if (e["src_ip"], other) in shown else "go-back-n"
             e["mode_basis"] = "sending_host" if e["src_ip"] in hosts_known else "default"
     return episodes
