@@ -411,12 +411,12 @@ static PyObject *py_gather_columns(PyObject *self, PyObject *args)
     return done(&arrs, Py_NewRef(Py_None));
 }
 
-static int address_spec_ok(const AddressKeys *k, Py_ssize_t columns, Py_ssize_t rows)
+static int address_spec_ok(const AddressCodes *k, Py_ssize_t rows)
 {
     for (int64_t r = 0; r < k->n_sources; r++) {
         const int64_t *s = k->spec + 5 * r;
-        int ok = s[0] >= 0 && s[0] < columns && s[1] >= 0 && s[1] < rows && s[2] >= 0 &&
-                 s[2] <= MAX_RECORD && s[3] >= 1 && s[3] <= 16 && s[4] >= -128 && s[4] <= 127;
+        int ok = s[0] >= 0 && s[0] < k->n_columns && s[1] >= 0 && s[1] < rows && s[2] >= 0 &&
+                 s[2] <= MAX_RECORD && s[3] >= 1 && s[3] <= 16 && s[4] >= 1 && s[4] <= 127;
         if (!ok) {
             PyErr_Format(PyExc_ValueError, "address spec row %lld is out of range", (long long)r);
             return 0;
@@ -425,33 +425,43 @@ static int address_spec_ok(const AddressKeys *k, Py_ssize_t columns, Py_ssize_t 
     return 1;
 }
 
-static PyObject *py_address_keys(PyObject *self, PyObject *args)
+/* address_codes(buf, base, caps, slots, spec, codes, u_hi, u_lo, u_kind, n_unique) */
+static PyObject *py_address_codes(PyObject *self, PyObject *args)
 {
-    PyObject *o[4], *spec_o, *hi_o, *lo_o, *kind_o;
-    Py_ssize_t start, stop;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOnn", &o[0], &o[1], &o[2], &o[3], &spec_o, &hi_o, &lo_o,
-                          &kind_o, &start, &stop))
+    PyObject *o[4], *spec_o, *codes_o, *hi_o, *lo_o, *kind_o, *n_unique_o;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOO", &o[0], &o[1], &o[2], &o[3], &spec_o, &codes_o,
+                          &hi_o, &lo_o, &kind_o, &n_unique_o))
         return NULL;
     Arrs arrs = {.used = 0};
     Frames f;
     Slots sl;
-    AddressKeys k;
-    if (frames(&arrs, o, start, stop, &f, &sl) < 0)
+    AddressCodes k;
+    if (frames(&arrs, o, 0, 0, &f, &sl) < 0)
         return done(&arrs, NULL);
     Py_ssize_t slot_rows = dim(&arrs, 0);
     if (!(k.spec = array(&arrs, spec_o, "spec", 'i', 8, 2, -1, 5, 0)))
         return done(&arrs, NULL);
-    k.n_sources = dim(&arrs, 0);
-    if (!(k.hi = array(&arrs, hi_o, "key_hi", 'u', 8, 2, -1, f.n, 1)))
+    k.n_sources = dim(&arrs, 0), k.n = f.n;
+    if (!(k.codes = array(&arrs, codes_o, "codes", 'i', 4, 2, -1, f.n, 1)))
         return done(&arrs, NULL);
-    Py_ssize_t columns = dim(&arrs, 0);
-    k.lo = array(&arrs, lo_o, "key_lo", 'u', 8, 2, columns, f.n, 1);
-    k.kind = k.lo ? array(&arrs, kind_o, "key_kind", 'i', 1, 2, columns, f.n, 1) : NULL;
-    if (!k.kind || !address_spec_ok(&k, columns, slot_rows))
+    k.n_columns = dim(&arrs, 0);
+    k.u_hi = array(&arrs, hi_o, "u_hi", 'u', 8, 2, k.n_columns, f.n, 1);
+    k.u_lo = k.u_hi ? array(&arrs, lo_o, "u_lo", 'u', 8, 2, k.n_columns, f.n, 1) : NULL;
+    k.u_kind = k.u_lo ? array(&arrs, kind_o, "u_kind", 'i', 1, 2, k.n_columns, f.n, 1) : NULL;
+    k.n_unique = k.u_kind ? array(&arrs, n_unique_o, "n_unique", 'i', 8, 1, -1, k.n_columns, 1)
+                          : NULL;
+    if (!k.n_unique || !address_spec_ok(&k, slot_rows))
         return done(&arrs, NULL);
+    if (k.n_columns > MAX_ADDRESS_COLUMNS) {
+        PyErr_Format(PyExc_ValueError, "codes: at most %d address columns", MAX_ADDRESS_COLUMNS);
+        return done(&arrs, NULL);
+    }
+    int failed;
     Py_BEGIN_ALLOW_THREADS
-    address_keys(&f, sl, &k, start, stop);
+    failed = address_codes(&f, sl, &k);
     Py_END_ALLOW_THREADS
+    if (failed)
+        return done(&arrs, PyErr_NoMemory());
     return done(&arrs, Py_NewRef(Py_None));
 }
 
@@ -560,7 +570,7 @@ static PyMethodDef methods[] = {
     {"units_to_ns", py_units_to_ns, METH_VARARGS, "pcapng timestamp units to ns."},
     {"walk_frames", py_walk_frames, METH_VARARGS, "The header walk of frames [start, stop)."},
     {"gather_columns", py_gather_columns, METH_VARARGS, "Every integer column, one pass."},
-    {"address_keys", py_address_keys, METH_VARARGS, "(kind, hi, lo) keys of addresses."},
+    {"address_codes", py_address_codes, METH_VARARGS, "Address columns factorized."},
     {"factorize_keys", py_factorize_keys, METH_VARARGS, "Codes in first-appearance order."},
     {"copy_records", py_copy_records, METH_VARARGS, "Lay out capture records (the writer)."},
     {NULL, NULL, 0, NULL},

@@ -180,15 +180,19 @@ typedef struct {
     int64_t *counts;
 } Gather;
 
+#define MAX_ADDRESS_COLUMNS 8
+
 typedef struct {
     const int64_t *spec; /* (sources, 5): column, slot, byte offset, width, kind */
-    int64_t n_sources;
-    uint64_t *hi, *lo;
-    int8_t *kind;
-} AddressKeys;
+    int64_t n_sources, n_columns, n;
+    int32_t *codes;            /* (columns, n) */
+    uint64_t *u_hi, *u_lo;     /* (columns, n): each column's unique keys, in code order */
+    int8_t *u_kind;            /* (columns, n) */
+    int64_t *n_unique;         /* (columns,) */
+} AddressCodes;
 
 void gather_columns(const Frames *f, Slots sl, const Gather *g, int64_t start, int64_t stop);
-void address_keys(const Frames *f, Slots sl, const AddressKeys *k, int64_t start, int64_t stop);
+int address_codes(const Frames *f, Slots sl, const AddressCodes *a);
 int64_t factorize_keys(const uint64_t *hi, const uint64_t *lo, const int8_t *kind, int64_t n,
                        int32_t *codes, int64_t *first);
 

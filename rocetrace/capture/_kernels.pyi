@@ -32,9 +32,9 @@ def gather_columns(
     out8: Array, out16: Array, out32: Array, out64: Array, flags: Array, vbits: Array,
     counts: Array, start: int, stop: int, /,
 ) -> None: ...
-def address_keys(
-    buf: Array, base: Array, caps: Array, slots: Array, spec: Array, key_hi: Array,
-    key_lo: Array, key_kind: Array, start: int, stop: int, /,
+def address_codes(
+    buf: Array, base: Array, caps: Array, slots: Array, spec: Array, codes: Array,
+    u_hi: Array, u_lo: Array, u_kind: Array, n_unique: Array, /,
 ) -> None: ...
 def factorize_keys(
     key_hi: Array, key_lo: Array, key_kind: Array, codes: Array, first: Array, /

@@ -134,48 +134,28 @@ void gather_columns(const Frames *f, Slots sl, const Gather *g, int64_t start, i
     }
 }
 
-/* (kind, hi, lo) keys of addresses, one row per column: spec rows (column, slot, byte
- * offset, width 4 / 6 / 16, kind); a later present source of a column overwrites. */
-void address_keys(const Frames *f, Slots sl, const AddressKeys *k, int64_t start, int64_t stop)
-{
-    const uint8_t *buf_end = f->buf + f->len;
-    for (int64_t i = start; i < stop; i++) {
-        const uint8_t *fr;
-        int64_t cap = frame_cap(f, i, INT64_MAX, &fr);
-        for (int64_t s = 0; s < k->n_sources; s++) {
-            const int64_t *row = k->spec + 5 * s;
-            int64_t r = slot_get(sl, (int)row[1], i), width = row[3], at = row[0] * f->n + i;
-            if (r < 0 || r + row[2] + width > cap)
-                continue;
-            const uint8_t *q = fr + r + row[2];
-            k->hi[at] = width > 8 ? be_wide(q, (int)width - 8, buf_end) : 0;
-            k->lo[at] = width > 8 ? be_wide(q + width - 8, 8, buf_end) : be_wide(q, (int)width, buf_end);
-            k->kind[at] = (int8_t)row[4];
-        }
-    }
-}
-
 typedef struct {
-    int64_t *slot; /* row of the key held, -1 empty */
+    int64_t *slot; /* index of the key held (a row, or a unique), -1 empty */
     uint64_t mask;
-    const uint64_t *hi, *lo;
+    const uint64_t *hi, *lo; /* the keys the indices point at */
     const int8_t *kind;
 } KeyTable;
 
-/* The slot of row i's key: the one holding an equal key, else the first empty one. */
-static uint64_t probe(const KeyTable *t, int64_t i)
+/* The slot of key (kind, hi, lo): the one holding an equal key, else the first empty one. */
+static uint64_t probe(const KeyTable *t, int8_t kind, uint64_t hi, uint64_t lo)
 {
-    uint64_t h = (t->hi[i] * 0x9E3779B97F4A7C15u) ^ t->lo[i] ^ (uint64_t)(int64_t)t->kind[i];
+    uint64_t h = (hi * 0x9E3779B97F4A7C15u) ^ lo ^ (uint64_t)(int64_t)kind;
     uint64_t s = ((h * 0xBF58476D1CE4E5B9u) >> 17) & t->mask;
     for (;; s = (s + 1) & t->mask) {
         int64_t j = t->slot[s];
-        if (j < 0 || (t->hi[j] == t->hi[i] && t->lo[j] == t->lo[i] && t->kind[j] == t->kind[i]))
+        if (j < 0 || (t->hi[j] == hi && t->lo[j] == lo && t->kind[j] == kind))
             return s;
     }
 }
 
-/* A table of (mask + 1) empty slots holding the first n_unique rows again. */
-static int rehash(KeyTable *t, uint64_t mask, const int64_t *first, int64_t n_unique)
+/* A table of (mask + 1) empty slots holding the keys at held[0 .. n_held) again (held NULL:
+ * the indices 0 .. n_held). */
+static int rehash(KeyTable *t, uint64_t mask, const int64_t *held, int64_t n_held)
 {
     int64_t *slot = malloc((mask + 1) * sizeof *slot);
     if (!slot)
@@ -183,9 +163,19 @@ static int rehash(KeyTable *t, uint64_t mask, const int64_t *first, int64_t n_un
     free(t->slot);
     t->slot = slot, t->mask = mask;
     memset(slot, 0xFF, (mask + 1) * sizeof *slot);
-    for (int64_t u = 0; u < n_unique; u++)
-        slot[probe(t, first[u])] = first[u];
+    for (int64_t u = 0; u < n_held; u++) {
+        int64_t j = held ? held[u] : u;
+        slot[probe(t, t->kind[j], t->hi[j], t->lo[j])] = j;
+    }
     return 0;
+}
+
+/* Room for one more key at half load: grown 4x when n_held reaches it; -1 out of memory. */
+static int keep_room(KeyTable *t, const int64_t *held, int64_t n_held)
+{
+    if (2 * (uint64_t)n_held <= t->mask)
+        return 0;
+    return rehash(t, t->mask * 4 + 3, held, n_held);
 }
 
 /* Codes (first-appearance order, -1 for kind 0) and first[u], the row of each unique key;
@@ -202,17 +192,80 @@ int64_t factorize_keys(const uint64_t *hi, const uint64_t *lo, const int8_t *kin
         codes_out[i] = -1;
         if (kind[i] == 0)
             continue;
-        uint64_t s = probe(&t, i);
+        uint64_t s = probe(&t, kind[i], hi[i], lo[i]);
         if (t.slot[s] >= 0) {
             codes_out[i] = codes_out[t.slot[s]];
             continue;
         }
         t.slot[s] = i, codes_out[i] = (int32_t)n_unique, first[n_unique++] = i;
-        if (2 * (uint64_t)n_unique > t.mask && rehash(&t, t.mask * 4 + 3, first, n_unique) < 0) {
+        if (keep_room(&t, first, n_unique) < 0) {
             n_unique = -1;
             break;
         }
     }
     free(t.slot);
     return n_unique;
+}
+
+/* Frame i's address keys, one per column (kind 0: none): each column's last source that
+ * is present in full. */
+static void address_keys(const Frames *f, Slots sl, const AddressCodes *a, int64_t i,
+                         uint64_t *hi, uint64_t *lo, int8_t *kind)
+{
+    const uint8_t *fr, *buf_end = f->buf + f->len;
+    int64_t cap = frame_cap(f, i, INT64_MAX, &fr);
+    memset(kind, 0, a->n_columns);
+    for (int64_t s = 0; s < a->n_sources; s++) {
+        const int64_t *row = a->spec + 5 * s;
+        int64_t r = slot_get(sl, (int)row[1], i), width = row[3], c = row[0];
+        if (r < 0 || r + row[2] + width > cap)
+            continue;
+        const uint8_t *q = fr + r + row[2];
+        hi[c] = width > 8 ? be_wide(q, (int)width - 8, buf_end) : 0;
+        lo[c] = width > 8 ? be_wide(q + width - 8, 8, buf_end) : be_wide(q, (int)width, buf_end);
+        kind[c] = (int8_t)row[4];
+    }
+}
+
+/* The code of a key in column c's table, added to its uniques if new; -1 out of memory. */
+static int64_t address_code(KeyTable *t, const AddressCodes *a, int64_t c, int8_t kind,
+                            uint64_t hi, uint64_t lo)
+{
+    uint64_t s = probe(t, kind, hi, lo);
+    int64_t u = t->slot[s];
+    if (u >= 0)
+        return u;
+    int64_t at = c * a->n, *n_unique = &a->n_unique[c];
+    u = (*n_unique)++;
+    a->u_hi[at + u] = hi, a->u_lo[at + u] = lo, a->u_kind[at + u] = kind;
+    t->slot[s] = u;
+    return keep_room(t, NULL, *n_unique) < 0 ? -1 : u;
+}
+
+/* Every address column factorized straight from the frames (no key arrays): spec rows
+ * (column, slot, byte offset, width 4 / 6 / 16, kind), a later present source of a column
+ * overwrites. codes[c, i]: first-appearance order, -1 none; column c's unique keys go to
+ * u_hi / u_lo / u_kind[c, :n_unique[c]]. Returns -1 if out of memory, else 0. */
+int address_codes(const Frames *f, Slots sl, const AddressCodes *a)
+{
+    KeyTable t[MAX_ADDRESS_COLUMNS];
+    uint64_t hi[MAX_ADDRESS_COLUMNS], lo[MAX_ADDRESS_COLUMNS];
+    int8_t kind[MAX_ADDRESS_COLUMNS];
+    int failed = 0;
+    for (int64_t c = 0; c < a->n_columns; c++) {
+        KeyTable empty = {NULL, 0, a->u_hi + c * a->n, a->u_lo + c * a->n, a->u_kind + c * a->n};
+        t[c] = empty, a->n_unique[c] = 0;
+        failed |= rehash(&t[c], 63, NULL, 0) < 0;
+    }
+    for (int64_t i = 0; i < f->n && !failed; i++) {
+        address_keys(f, sl, a, i, hi, lo, kind);
+        for (int64_t c = 0; c < a->n_columns && !failed; c++) {
+            int64_t u = kind[c] ? address_code(&t[c], a, c, kind[c], hi[c], lo[c]) : -1;
+            failed = kind[c] && u < 0;
+            a->codes[c * a->n + i] = (int32_t)u;
+        }
+    }
+    for (int64_t c = 0; c < a->n_columns; c++)
+        free(t[c].slot);
+    return failed ? -1 : 0;
 }

@@ -1,9 +1,7 @@
 """Column kernels shared by the packet table and the writer (C): integer fields gathered
-from header slots, address keys and their factorization, record copies."""
+from header slots, addresses and integer keys factorized, record copies."""
 
 from __future__ import annotations
-
-from functools import partial
 
 import numpy as np
 
@@ -52,14 +50,20 @@ def gather_columns(
     counts += np.sum(over_frames(len(base), part), axis=0)
 
 
-def address_keys(
-    buf: Array, base: Array, caps: Array, slots: Array, spec: Array, key_hi: Array,
-    key_lo: Array, key_kind: Array,
-) -> None:  # fmt: skip
-    """(kind, hi, lo) keys of addresses, one row per column: spec rows (column, slot, byte
-    offset, width 4 / 6 / 16, kind); a later present source of a column overwrites."""
-    args = (*_frames(buf, base, caps, slots), spec, key_hi, key_lo, key_kind)
-    over_frames(len(base), partial(kernels.address_keys, *args))
+def address_codes(
+    buf: Array, base: Array, caps: Array, slots: Array, spec: Array, columns: int
+) -> list[tuple[Array, Array, Array, Array]]:
+    """Address columns factorized straight from the frames (one C pass, one thread: codes
+    are in first-appearance order): spec rows (column, slot, byte offset, width 4 / 6 / 16,
+    kind), a later present source of a column overwriting. Per column: codes (int32, -1
+    none) and its unique keys' kind, hi and lo, in code order."""
+    n = len(base)
+    codes = np.empty((columns, n), np.int32)
+    u_hi, u_lo = np.empty((columns, n), np.uint64), np.empty((columns, n), np.uint64)
+    u_kind, n_unique = np.empty((columns, n), np.int8), np.zeros(columns, np.int64)
+    base, caps = np.ascontiguousarray(base, np.int64), np.ascontiguousarray(caps, np.int64)
+    kernels.address_codes(buf, base, caps, slots, spec, codes, u_hi, u_lo, u_kind, n_unique)
+    return [(codes[c], u_kind[c, :k], u_hi[c, :k], u_lo[c, :k]) for c, k in enumerate(n_unique)]
 
 
 def factorize_keys(key_hi: Array, key_lo: Array, key_kind: Array) -> tuple[Array, Array]:

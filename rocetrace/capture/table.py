@@ -14,7 +14,7 @@ from functools import cache
 import numpy as np
 import pyarrow as pa
 
-from rocetrace.capture.kernels import address_keys, factorize_keys, gather_columns
+from rocetrace.capture.kernels import address_codes, factorize_keys, gather_columns
 from rocetrace.capture.layers import (
     COLUMN_SOURCES,
     DMAC,
@@ -178,18 +178,14 @@ _ADDRESS_SPEC = np.array(
 
 
 def _addresses(buf: np.ndarray, rec: Records, w: Walked) -> dict[str, Coded]:
-    """Factorize the address columns into coded text (one kernel pass for the keys)."""
-    n, k = len(rec), len(ADDRESS_COLUMNS)
-    hi, lo, kind = (
-        np.empty((k, n), np.uint64),
-        np.empty((k, n), np.uint64),
-        np.zeros((k, n), np.int8),
-    )
-    address_keys(buf, rec.offset, rec.cap_len, w.slots, _ADDRESS_SPEC, hi, lo, kind)
+    """The address columns as coded text (one kernel pass factorizes them all)."""
+    keys = address_codes(buf, rec.offset, rec.cap_len, w.slots, _ADDRESS_SPEC, len(ADDRESS_COLUMNS))
     out = {}
-    for c, column in enumerate(ADDRESS_COLUMNS):
-        codes, first = factorize_keys(hi[c], lo[c], kind[c])
-        names = [_address_text(int(kind[c, i]), int(hi[c, i]), int(lo[c, i])) for i in first]
+    for column, (codes, kinds, his, los) in zip(ADDRESS_COLUMNS, keys, strict=True):
+        names = [
+            _address_text(int(k), int(hi), int(lo))
+            for k, hi, lo in zip(kinds, his, los, strict=True)
+        ]
         out[column] = Coded(codes, names)
     return out
 
