@@ -232,6 +232,21 @@ def scenario_mix(draw: st.DrawFn) -> dict[str, Any]:
     },
     seed=0,
 )
+@example(  # overlapping READ re-issues: the responder answers the first one in full before
+    # the second, and a timeout re-issue's answer comes after a long silence
+    mix={
+        "ops": ("read",),
+        "recovery": "go-back-n",
+        "vantage": "sender",
+        "qps": 2,
+        "messages": 2,
+        "message_size": 8192,
+        "start_psn": None,
+        "losses": (Loss(rate=0.03125, direction="response", kind="read_response"),),
+        "max_packets": 3000,
+    },
+    seed=300,
+)
 def test_random_scenarios_match_truth(tmp_path: Path, mix: dict[str, Any], seed: int) -> None:
     got, truth = run(tmp_path, "clean", seed=seed, **mix)
     assert differences(got, truth) == []

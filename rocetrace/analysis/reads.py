@@ -24,8 +24,9 @@ REACTION_NS = 65_536
 def _claims(
     pp: Prepared, resp: Stream, reissues: np.ndarray, flows: np.ndarray, span: np.ndarray
 ) -> np.ndarray:
-    """Per response-stream row, the re-issue (position in `reissues`) it answers, else -1:
-    a resent response after the re-issue, inside the PSNs it asks for; the latest wins."""
+    """Per response-stream row, the re-issue (position in `reissues`) it answers, else -1.
+    The responder answers READs in order: each re-issue, earliest first, takes the resent
+    responses after it inside the PSNs it asks for, not yet taken, while their PSNs rise."""
     owner = np.full(len(resp), -1, np.int64)
     resent = np.flatnonzero(resp.retransmitted)  # sorted by (flow, frame)
     lo = np.searchsorted(resp.flow[resent], flows, "left")
@@ -33,9 +34,19 @@ def _claims(
     for k in np.argsort(reissues, kind="stable"):  # one step per re-issue, not per packet
         i, rows = reissues[k], resent[lo[k] : hi[k]]
         d = psn_delta(pp.psn[resp.idx[rows]], pp.psn[i])
-        hit = (resp.idx[rows] > i) & (d >= 0) & (d < span[i])
-        owner[rows[hit]] = k
+        asked = (resp.idx[rows] > i) & (d >= 0) & (d < span[i]) & (owner[rows] < 0)
+        hit = rows[asked]
+        ends = _run_ends(pp, resp.idx[hit], d[asked], np.sort(reissues[flows == flows[k]]))
+        owner[hit[: ends[0] + 1 if len(ends) else len(hit)]] = k
     return owner
+
+
+def _run_ends(pp: Prepared, idx: np.ndarray, d: np.ndarray, same_flow: np.ndarray) -> np.ndarray:
+    """Positions after which a re-issue's answers stop: the PSN falls (the next READ's
+    answers), or the responder fell silent and another re-issue of the flow came between."""
+    silent = np.diff(pp.ts[idx]) > REACTION_NS
+    between = np.diff(np.searchsorted(same_flow, idx)) > 0
+    return np.flatnonzero((np.diff(d) <= 0) | (silent & between))
 
 
 class _Acks:
