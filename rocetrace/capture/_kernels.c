@@ -21,7 +21,7 @@ typedef struct {
     int held;
 } Arr;
 
-#define MAX_ARRS 16
+#define MAX_ARRS 32
 
 typedef struct {
     Arr a[MAX_ARRS];
@@ -306,38 +306,6 @@ static int opcode_tables(Arrs *arrs, PyObject *const objs[3], OpcodeTables *t)
     return t->crc ? 0 : -1;
 }
 
-/* walk_frames(buf, base, caps, lts, slots, ports, lut_off, lut_len, table, encap, anomaly,
- * payload, icrc_out, status, start, stop) */
-static PyObject *py_walk_frames(PyObject *self, PyObject *args)
-{
-    PyObject *o[4], *lts_o, *ports_o, *tables[3], *outs[5];
-    Py_ssize_t start, stop;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOnn", &o[0], &o[1], &o[2], &lts_o, &o[3],
-                          &ports_o, &tables[0], &tables[1], &tables[2], &outs[0], &outs[1],
-                          &outs[2], &outs[3], &outs[4], &start, &stop))
-        return NULL;
-    Arrs arrs = {.used = 0};
-    Frames f;
-    Slots sl;
-    OpcodeTables t;
-    WalkOut out;
-    if (frames(&arrs, o, start, stop, &f, &sl) < 0 || opcode_tables(&arrs, tables, &t) < 0)
-        return done(&arrs, NULL);
-    const int32_t *lts = VEC(lts_o, "lts", 'i', 4, 0);
-    const int64_t *ports = lts ? array(&arrs, ports_o, "ports", 'i', 8, 1, -1, 2, 0) : NULL;
-    out.encap = ports ? VEC(outs[0], "encap", 'i', 1, 1) : NULL;
-    out.anomaly = out.encap ? VEC(outs[1], "anomaly", 'i', 1, 1) : NULL;
-    out.payload = out.anomaly ? VEC(outs[2], "payload", 'i', 8, 1) : NULL;
-    out.icrc = out.payload ? VEC(outs[3], "icrc_out", 'i', 8, 1) : NULL;
-    out.status = out.icrc ? VEC(outs[4], "status", 'i', 1, 1) : NULL;
-    if (!out.status)
-        return done(&arrs, NULL);
-    Py_BEGIN_ALLOW_THREADS
-    walk_frames(&f, lts, sl, ports, &t, &out, start, stop);
-    Py_END_ALLOW_THREADS
-    return done(&arrs, Py_NewRef(Py_None));
-}
-
 /* ---- columns ---- */
 
 /* Every spec row (slot, byte offset, span, shift, kind, row, column) indexes inside the
@@ -379,34 +347,64 @@ static int gather_outputs(Arrs *arrs, PyObject *const objs[7], Py_ssize_t n, Gat
     return g->counts ? 0 : -1;
 }
 
-static PyObject *py_gather_columns(PyObject *self, PyObject *args)
+static int walk_outputs(Arrs *arrs, PyObject *const objs[5], Py_ssize_t n, WalkOut *out)
 {
-    PyObject *o[4], *spec_o, *masks_o, *outs[7];
+    out->encap = array(arrs, objs[0], "encap", 'i', 1, 1, -1, n, 1);
+    out->anomaly = out->encap ? array(arrs, objs[1], "anomaly", 'i', 1, 1, -1, n, 1) : NULL;
+    out->payload = out->anomaly ? array(arrs, objs[2], "payload", 'i', 8, 1, -1, n, 1) : NULL;
+    out->icrc = out->payload ? array(arrs, objs[3], "icrc_out", 'i', 8, 1, -1, n, 1) : NULL;
+    out->status = out->icrc ? array(arrs, objs[4], "status", 'i', 1, 1, -1, n, 1) : NULL;
+    return out->status ? 0 : -1;
+}
+
+static int walk_tables(Arrs *arrs, PyObject *lts_o, PyObject *ports_o, PyObject *const opc[3],
+                       Py_ssize_t n, WalkTables *wt)
+{
+    wt->lts = array(arrs, lts_o, "lts", 'i', 4, 1, -1, n, 0);
+    wt->ports = wt->lts ? array(arrs, ports_o, "ports", 'i', 8, 1, -1, 2, 0) : NULL;
+    return wt->ports ? opcode_tables(arrs, opc, &wt->opcodes) : -1;
+}
+
+static int gather_inputs(Arrs *arrs, PyObject *spec_o, PyObject *masks_o, Gather *g)
+{
+    if (!(g->spec = array(arrs, spec_o, "spec", 'i', 8, 2, -1, 7, 0)))
+        return -1;
+    g->n_sources = dim(arrs, 0);
+    g->masks = array(arrs, masks_o, "masks", 'u', 8, 1, -1, g->n_sources, 0);
+    return g->masks ? 0 : -1;
+}
+
+/* walk_gather(buf, base, caps, lts, slots, ports, lut_off, lut_len, table, encap, anomaly,
+ * payload, icrc_out, status, spec, masks, out8, out16, out32, out64, flags, vbits, counts,
+ * start, stop) */
+static PyObject *py_walk_gather(PyObject *self, PyObject *args)
+{
+    PyObject *o[4], *lts_o, *ports_o, *opc[3], *wouts[5], *spec_o, *masks_o, *gouts[7];
     Py_ssize_t start, stop, widths[5];
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOnn", &o[0], &o[1], &o[2], &o[3], &spec_o,
-                          &masks_o, &outs[0], &outs[1], &outs[2], &outs[3], &outs[4], &outs[5],
-                          &outs[6], &start, &stop))
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOOOOOOOOnn", &o[0], &o[1], &o[2], &lts_o, &o[3],
+                          &ports_o, &opc[0], &opc[1], &opc[2], &wouts[0], &wouts[1], &wouts[2],
+                          &wouts[3], &wouts[4], &spec_o, &masks_o, &gouts[0], &gouts[1],
+                          &gouts[2], &gouts[3], &gouts[4], &gouts[5], &gouts[6], &start, &stop))
         return NULL;
     Arrs arrs = {.used = 0};
     Frames f;
     Slots sl;
+    WalkTables wt;
+    WalkOut wout;
     Gather g;
     if (frames(&arrs, o, start, stop, &f, &sl) < 0)
         return done(&arrs, NULL);
     Py_ssize_t slot_rows = dim(&arrs, 0);
     if (start % 8) {
-        PyErr_SetString(PyExc_ValueError, "gather_columns: start must be a multiple of 8");
+        PyErr_SetString(PyExc_ValueError, "walk_gather: start must be a multiple of 8");
         return done(&arrs, NULL);
     }
-    if (!(g.spec = array(&arrs, spec_o, "spec", 'i', 8, 2, -1, 7, 0)))
-        return done(&arrs, NULL);
-    g.n_sources = dim(&arrs, 0);
-    g.masks = array(&arrs, masks_o, "masks", 'u', 8, 1, -1, g.n_sources, 0);
-    if (!g.masks || gather_outputs(&arrs, outs, f.n, &g, widths) < 0 ||
-        !gather_spec_ok(&g, widths, slot_rows))
+    if (walk_tables(&arrs, lts_o, ports_o, opc, f.n, &wt) < 0 ||
+        walk_outputs(&arrs, wouts, f.n, &wout) < 0 || gather_inputs(&arrs, spec_o, masks_o, &g) < 0 ||
+        gather_outputs(&arrs, gouts, f.n, &g, widths) < 0 || !gather_spec_ok(&g, widths, slot_rows))
         return done(&arrs, NULL);
     Py_BEGIN_ALLOW_THREADS
-    gather_columns(&f, sl, &g, start, stop);
+    walk_gather(&f, &wt, sl, &wout, &g, start, stop);
     Py_END_ALLOW_THREADS
     return done(&arrs, Py_NewRef(Py_None));
 }
@@ -568,8 +566,7 @@ static PyMethodDef methods[] = {
     {"scan_pcap", py_scan_pcap, METH_VARARGS, "Classic pcap records of a window."},
     {"scan_pcapng", py_scan_pcapng, METH_VARARGS, "pcapng blocks of a window."},
     {"units_to_ns", py_units_to_ns, METH_VARARGS, "pcapng timestamp units to ns."},
-    {"walk_frames", py_walk_frames, METH_VARARGS, "The header walk of frames [start, stop)."},
-    {"gather_columns", py_gather_columns, METH_VARARGS, "Every integer column, one pass."},
+    {"walk_gather", py_walk_gather, METH_VARARGS, "The header walk and every integer column."},
     {"address_codes", py_address_codes, METH_VARARGS, "Address columns factorized."},
     {"factorize_keys", py_factorize_keys, METH_VARARGS, "Codes in first-appearance order."},
     {"copy_records", py_copy_records, METH_VARARGS, "Lay out capture records (the writer)."},

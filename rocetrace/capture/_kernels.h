@@ -160,11 +160,19 @@ typedef struct {
     uint32_t after_ones; /* the register after the 8 bytes 0xFF the ICRC starts with */
 } CrcSlices;
 
+/* What the walk looks at besides the frames: their link types, the UDP ports (RoCEv2,
+ * VXLAN) and the opcode table. */
+typedef struct {
+    const int32_t *lts;
+    const int64_t *ports;
+    OpcodeTables opcodes;
+} WalkTables;
+
 void crc_slices(const uint32_t *table, CrcSlices *c);
 void roce_frame(const uint8_t *fr, int64_t cap, Slots sl, int64_t i, const RoceAt *at,
                 const OpcodeTables *t, const CrcSlices *crc, const RoceOut *out);
-void walk_frames(const Frames *f, const int32_t *lts, Slots sl, const int64_t *ports,
-                 const OpcodeTables *t, const WalkOut *out, int64_t start, int64_t stop);
+void walk_range(const Frames *f, const WalkTables *wt, const CrcSlices *crc, Slots sl,
+                const WalkOut *out, int64_t start, int64_t stop);
 
 /* columns */
 typedef struct {
@@ -191,7 +199,8 @@ typedef struct {
     int64_t *n_unique;         /* (columns,) */
 } AddressCodes;
 
-void gather_columns(const Frames *f, Slots sl, const Gather *g, int64_t start, int64_t stop);
+void walk_gather(const Frames *f, const WalkTables *wt, Slots sl, const WalkOut *out,
+                 const Gather *g, int64_t start, int64_t stop);
 int address_codes(const Frames *f, Slots sl, const AddressCodes *a);
 int64_t factorize_keys(const uint64_t *hi, const uint64_t *lo, const int8_t *kind, int64_t n,
                        int32_t *codes, int64_t *first);

@@ -22,13 +22,10 @@ def scan_pcapng(
     out_ts: Array, out_lt: Array, /,
 ) -> tuple[int, int, int]: ...
 def units_to_ns(units: int, tsresol: int, /) -> int: ...
-def walk_frames(
+def walk_gather(
     buf: Array, base: Array, caps: Array, lts: Array, slots: Array, ports: Array,
     lut_off: Array, lut_len: Array, table: Array, encap: Array, anomaly: Array,
-    payload: Array, icrc_out: Array, status: Array, start: int, stop: int, /,
-) -> None: ...
-def gather_columns(
-    buf: Array, base: Array, caps: Array, slots: Array, spec: Array, masks: Array,
+    payload: Array, icrc_out: Array, status: Array, spec: Array, masks: Array,
     out8: Array, out16: Array, out32: Array, out64: Array, flags: Array, vbits: Array,
     counts: Array, start: int, stop: int, /,
 ) -> None: ...

@@ -104,27 +104,29 @@ static void fill_block(const Frames *f, int64_t start, int64_t count, Block *blk
         blk->cap[k] = frame_cap(f, start + k, INT64_MAX, &blk->fr[k]);
 }
 
-/* Every integer column, frames [start, stop) with start a multiple of 8: per spec source
- * (slot, byte offset, span, shift, kind, row, column) a big-endian read, shift and mask. A
- * later valid source of a column overwrites an earlier one; frames without the header, or
- * whose capture ends inside the field, stay invalid. counts[column] += the valid frames. */
-void gather_columns(const Frames *f, Slots sl, const Gather *g, int64_t start, int64_t stop)
+/* Every integer column of one block's frames [at, at + count): per spec source (slot, byte
+ * offset, span, shift, kind, row, column) a big-endian read, shift and mask. A later valid
+ * source of a column overwrites an earlier one; frames without the header, or whose capture
+ * ends inside the field, stay invalid. */
+static void gather_block(const Frames *f, Slots sl, const Gather *g, int64_t at, int64_t count)
 {
     Block blk;
     uint8_t valid[GATHER_BLOCK], ones[GATHER_BLOCK];
-    for (int64_t at = start; at < stop; at += GATHER_BLOCK) {
-        int64_t count = stop - at < GATHER_BLOCK ? stop - at : GATHER_BLOCK;
-        fill_block(f, at, count, &blk);
-        memset(valid + count, 0, GATHER_BLOCK - count);
-        memset(ones, 0, GATHER_BLOCK);
-        for (int64_t src = 0; src < g->n_sources; src++) {
-            const int64_t *s = g->spec + 7 * src;
-            if (!slot_used(sl, (int)s[0], at, count) ||
-                !read_source_of_kind(f, sl, &blk, g, src, at, count, valid, ones))
-                continue;
-            store_bits(g, s, at, count, valid, ones);
-        }
+    fill_block(f, at, count, &blk);
+    memset(valid + count, 0, GATHER_BLOCK - count);
+    memset(ones, 0, GATHER_BLOCK);
+    for (int64_t src = 0; src < g->n_sources; src++) {
+        const int64_t *s = g->spec + 7 * src;
+        if (!slot_used(sl, (int)s[0], at, count) ||
+            !read_source_of_kind(f, sl, &blk, g, src, at, count, valid, ones))
+            continue;
+        store_bits(g, s, at, count, valid, ones);
     }
+}
+
+/* counts[column] += the valid frames of [start, stop) (start a multiple of 8). */
+static void count_valid(const Gather *g, int64_t start, int64_t stop)
+{
     for (int64_t col = 0; col < g->n_columns; col++) {
         const uint8_t *bits_of = g->vbits + col * g->nbytes;
         int64_t k = 0;
@@ -132,6 +134,22 @@ void gather_columns(const Frames *f, Slots sl, const Gather *g, int64_t start, i
             k += __builtin_popcount(bits_of[byte]);
         g->counts[col] += k;
     }
+}
+
+/* The walk (walk_range) and the gather of frames [start, stop), start a multiple of 8, a
+ * block at a time: the gather reads each block's headers while the walk has them in cache
+ * (as separate passes over a window, the gather waited on memory for a third of its time). */
+void walk_gather(const Frames *f, const WalkTables *wt, Slots sl, const WalkOut *out,
+                 const Gather *g, int64_t start, int64_t stop)
+{
+    CrcSlices crc;
+    crc_slices(wt->opcodes.crc, &crc);
+    for (int64_t at = start; at < stop; at += GATHER_BLOCK) {
+        int64_t count = stop - at < GATHER_BLOCK ? stop - at : GATHER_BLOCK;
+        walk_range(f, wt, &crc, sl, out, at, at + count);
+        gather_block(f, sl, g, at, count);
+    }
+    count_valid(g, start, stop);
 }
 
 typedef struct {

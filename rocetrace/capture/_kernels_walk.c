@@ -205,25 +205,23 @@ static void inner_stage(Walk *w)
 
 /* Every stage for frames [start, stop), one frame at a time: link layer, VLAN tags, L3/UDP,
  * the same again inside VXLAN, then the RoCE headers (roce_frame). ports: RoCEv2, VXLAN. */
-void walk_frames(const Frames *f, const int32_t *lts, Slots sl, const int64_t *ports,
-                 const OpcodeTables *t, const WalkOut *out, int64_t start, int64_t stop)
+void walk_range(const Frames *f, const WalkTables *wt, const CrcSlices *crc, Slots sl,
+                const WalkOut *out, int64_t start, int64_t stop)
 {
-    CrcSlices crc;
-    crc_slices(t->crc, &crc);
     RoceOut roce_out = {out->payload, out->icrc, out->status, out->anomaly};
     for (int64_t i = start; i < stop; i++) {
         Walk w = {.i = i, .sl = sl, .encap = out->encap, .anomaly = out->anomaly};
         w.cap = frame_cap(f, i, MAX_OFFSET, &w.fr);
         w.roce.bth = -1;
-        link_stage(&w, lts[i]);
+        link_stage(&w, wt->lts[i]);
         vlan_stage(&w);
-        l3_stage(&w, ports, 0);
+        l3_stage(&w, wt->ports, 0);
         if (w.p >= 0) {
             inner_stage(&w);
             vlan_stage(&w);
-            l3_stage(&w, ports, 1);
+            l3_stage(&w, wt->ports, 1);
         }
         if (w.roce.bth >= 0)
-            roce_frame(w.fr, w.cap, sl, i, &w.roce, t, &crc, &roce_out);
+            roce_frame(w.fr, w.cap, sl, i, &w.roce, &wt->opcodes, crc, &roce_out);
     }
 }

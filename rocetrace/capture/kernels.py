@@ -1,13 +1,12 @@
-"""Column kernels shared by the packet table and the writer (C): integer fields gathered
-from header slots, addresses and integer keys factorized, record copies."""
+"""Column kernels shared by the packet table and the writer (C): addresses and integer keys
+factorized, record copies (the integer fields are gathered during the walk: walk.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from rocetrace.capture.native import kernels, over_frames
+from rocetrace.capture.native import kernels
 
-GATHER_BLOCK = 256  # frames per block in C (a multiple of 8): their bytes stay in cache
 Array = np.ndarray
 
 
@@ -18,36 +17,6 @@ def copy_records(
     """Lay out each record: its header bytes, its frame bytes, its trailer bytes (ValueError
     if one does not fit `out`)."""
     kernels.copy_records(out, starts, rec, buf, offsets, caps, trailer, rec_len)
-
-
-def _frames(
-    buf: Array, base: Array, caps: Array, slots: Array
-) -> tuple[Array, Array, Array, Array]:
-    return buf, np.ascontiguousarray(base, np.int64), np.ascontiguousarray(caps, np.int64), slots
-
-
-def gather_columns(
-    buf: Array, base: Array, caps: Array, slots: Array, spec: Array, masks: Array,
-    outs: tuple[Array, ...], flags: Array, vbits: Array, counts: Array,
-) -> None:  # fmt: skip
-    """Every integer column in one pass over blocks of frames: per (slot, Field) source of
-    spec (slot, byte offset, span, shift, kind, row, column), a big-endian read, shift, mask.
-
-    kind 0..3 write outs[kind][row, i] (uint8..uint64 matrices), kind 4 sets or clears bit i
-    of flags[row]. A later valid source of a column overwrites an earlier one. Frames without
-    the header, or whose capture ends inside the field, are left invalid: vbits[column] is the
-    Arrow validity bitmap, counts[column] gets its number of set bits added.
-    """
-    frames = _frames(buf, base, caps, slots)
-    out8, out16, out32, out64 = outs
-
-    def part(start: int, stop: int) -> Array:
-        found = np.zeros_like(counts)
-        matrices = (out8, out16, out32, out64, flags, vbits)
-        kernels.gather_columns(*frames, spec, masks, *matrices, found, start, stop)
-        return found
-
-    counts += np.sum(over_frames(len(base), part), axis=0)
 
 
 def address_codes(

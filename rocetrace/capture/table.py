@@ -14,7 +14,7 @@ from functools import cache
 import numpy as np
 import pyarrow as pa
 
-from rocetrace.capture.kernels import address_codes, factorize_keys, gather_columns
+from rocetrace.capture.kernels import address_codes, factorize_keys
 from rocetrace.capture.layers import (
     COLUMN_SOURCES,
     DMAC,
@@ -27,7 +27,7 @@ from rocetrace.capture.layers import (
 )
 from rocetrace.capture.packets import Coded, PacketColumns, arrow_schema, numeric_array
 from rocetrace.capture.records import Records
-from rocetrace.capture.walk import OTHER, new_slots, walk_frames
+from rocetrace.capture.walk import OTHER, new_slots, walk_gather
 from rocetrace.dissectors.icrc import crc32_table
 from rocetrace.dissectors.opcodes import OPCODES, UNKNOWN_OPCODE_NAME
 from rocetrace.schema import ANOMALIES, CATEGORY, ENCAPS, ICRC_STATUSES, PACKET_COLUMNS
@@ -45,6 +45,18 @@ class Walked:
     payload_len: np.ndarray  # -1 null
     icrc: np.ndarray  # -1 null
     icrc_status: np.ndarray  # -1 null
+    gathered: Gathered  # the integer columns, gathered during the walk
+
+
+@dataclass
+class Gathered:
+    """The gather's outputs (GatherPlan's layout): per kind a (rows, n) uint8..uint64 matrix,
+    the flag bitmaps, each column's validity bitmap and valid count."""
+
+    outs: tuple[np.ndarray, ...]
+    flags: np.ndarray
+    vbits: np.ndarray
+    counts: np.ndarray
 
 
 @cache
@@ -58,16 +70,25 @@ def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 
 
 def walk_records(buf: np.ndarray, rec: Records, roce_port: int, vxlan_port: int) -> Walked:
-    """The header walk over every record of the window (one C pass per frame range)."""
-    n = len(rec)
+    """The header walk over every record of the window, and the gather of every integer
+    column with it (one C pass per frame range)."""
+    n, plan = len(rec), _plan()
     lut_off, lut_len, crc, _ = _tables()
+    nbytes = (n + 7) // 8
+    g = Gathered(
+        tuple(np.zeros((k, n), dt) for k, dt in zip(plan.widths, _MATRIX_DTYPES, strict=False)),
+        np.zeros((plan.widths[4], nbytes), np.uint8),
+        np.zeros((len(plan.columns), nbytes), np.uint8),
+        np.zeros(len(plan.columns), np.int64),
+    )
     w = Walked(
         new_slots(n), np.full(n, OTHER, np.int8), np.zeros(n, np.int8),
-        np.full(n, -1, np.int64), np.full(n, -1, np.int64), np.full(n, -1, np.int8),
+        np.full(n, -1, np.int64), np.full(n, -1, np.int64), np.full(n, -1, np.int8), g,
     )  # fmt: skip
-    walk_frames(
+    walk_gather(
         buf, rec.offset, rec.cap_len, rec.linktype, w.slots, np.array([roce_port, vxlan_port]),
-        (lut_off, lut_len, crc), w.encap, w.anomaly, w.payload_len, w.icrc, w.icrc_status,
+        (lut_off, lut_len, crc), (w.encap, w.anomaly, w.payload_len, w.icrc, w.icrc_status),
+        (plan.spec, plan.masks), (g.outs, g.flags, g.vbits, g.counts),
     )  # fmt: skip
     return w
 
@@ -119,18 +140,11 @@ def _gathered_type(t: pa.DataType) -> pa.DataType:
     return t.value_type if pa.types.is_dictionary(t) else t
 
 
-def gather_all(buf: np.ndarray, rec: Records, w: Walked) -> tuple[dict[str, object], np.ndarray]:
-    """Every integer column (Arrow array, or coded integer categorical) from one kernel pass,
-    and the opcode_name codes (-1 where there is no opcode)."""
-    n, plan = len(rec), _plan()
-    nbytes = (n + 7) // 8
-    outs = tuple(np.zeros((k, n), dt) for k, dt in zip(plan.widths, _MATRIX_DTYPES, strict=False))
-    flags = np.zeros((plan.widths[4], nbytes), np.uint8)
-    vbits = np.zeros((len(plan.columns), nbytes), np.uint8)
-    counts = np.zeros(len(plan.columns), np.int64)
-    gather_columns(
-        buf, rec.offset, rec.cap_len, w.slots, plan.spec, plan.masks, outs, flags, vbits, counts
-    )
+def gather_all(w: Walked, n: int) -> tuple[dict[str, object], np.ndarray]:
+    """Every integer column (Arrow array, or coded integer categorical) from the walk's
+    gather, and the opcode_name codes (-1 where there is no opcode)."""
+    plan, g = _plan(), w.gathered
+    outs, flags, vbits, counts = g.outs, g.flags, g.vbits, g.counts
     zeros = pa.py_buffer(np.zeros(n * 8 + 8, np.uint8))
     cols: dict[str, object] = {}
     for col, column in enumerate(plan.columns):
@@ -201,7 +215,7 @@ def _address_text(kind: int, hi: int, lo: int) -> str:
 def build_columns(buf: np.ndarray, rec: Records, first_frame: int, w: Walked) -> PacketColumns:
     """The packet table's columns for one window's records, in schema order."""
     n = len(rec)
-    special, opcode_name = gather_all(buf, rec, w)
+    special, opcode_name = gather_all(w, n)
     special.update(_addresses(buf, rec, w))
     special.update({
         "frame": np.arange(first_frame, first_frame + n, dtype=np.uint32),
