@@ -247,6 +247,21 @@ def scenario_mix(draw: st.DrawFn) -> dict[str, Any]:
     },
     seed=300,
 )
+@example(  # go-back-0, then a timeout restart at the redone message's first PSN: the NAK
+    # acknowledged nothing of that message (the requester redid it), so it is go-back-N
+    mix={
+        "ops": ("write",),
+        "recovery": "go-back-0",
+        "vantage": "sender",
+        "qps": 3,
+        "messages": 3,
+        "message_size": 8192,
+        "start_psn": None,
+        "losses": (Loss(every=26),),
+        "max_packets": 3000,
+    },
+    seed=0,
+)
 def test_random_scenarios_match_truth(tmp_path: Path, mix: dict[str, Any], seed: int) -> None:
     got, truth = run(tmp_path, "clean", seed=seed, **mix)
     assert differences(got, truth) == []

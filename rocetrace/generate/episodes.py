@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from rocetrace.generate.model import PSN_MOD, Episode, unwrap, wire
+from rocetrace.generate.model import PSN_HALF, PSN_MOD, Episode, unwrap, wire
 from rocetrace.generate.table import ROLE_REQUEST, PacketTable
 from rocetrace.generate.truth import FlowRows
 
@@ -56,17 +56,22 @@ def _clear_skip(table: PacketTable, resent: list[int], start: int) -> bool:
     return len(set(first)) >= 2 and units <= COVERAGE * (last - min(first) + 1)
 
 
-def _acked_beyond(table: PacketTable, ep: Episode, before: int) -> bool:
+def _acked_beyond(table: PacketTable, ep: Episode, before: int, redone: dict[int, int]) -> bool:
     """Had the capture shown the resend's first PSN acknowledged (ACK, or a NAK of a later
-    PSN) before it? Then a timeout restart there fits go-back-0 and a lost ACK alike."""
+    PSN) before it? Then a timeout restart there fits go-back-0 and a lost ACK alike. A NAK
+    the requester answered by redoing the message (`redone`: capture index -> restart PSN)
+    acknowledges only what precedes that message."""
     rows = np.flatnonzero(
         (table["conn"][:before] == ep.conn)
         & (table["role"][:before] != ROLE_REQUEST)
         & np.isin(table["opcode"][:before], (0x11, 0x12))
     )
-    syndrome = table["syndrome"][rows].astype(np.int64)
-    psn = table["psn"][rows].astype(np.int64) - ((syndrome >> 5) & 0x3 != 0)
-    return any(unwrap(int(p) % PSN_MOD, ep.start_psn) >= ep.start_psn for p in psn)
+    nak = (table["syndrome"][rows].astype(np.int64) >> 5) & 0x3 != 0
+    step = (table["psn"][rows].astype(np.int64) - nak - ep.start_psn + PSN_HALF) % PSN_MOD
+    acked = ep.start_psn + step - PSN_HALF  # unwrapped next to the resend's PSN
+    for k in np.flatnonzero(np.isin(rows, list(redone))):  # one per go-back-0 NAK
+        acked[k] = redone[int(rows[k])] - 1
+    return bool((acked >= ep.start_psn).any())
 
 
 def episode_truth(
@@ -75,6 +80,7 @@ def episode_truth(
     counted: set[int],
     flow_of: dict[int, FlowRows],
     index_of: dict[int, int],
+    redone: dict[int, int] | None = None,
 ) -> dict[str, Any] | None:
     """One `retransmissions` entry, or None when the capture shows none of its resends."""
     mine = np.flatnonzero((table["episode"] == ep.idx) & (table["conn"] == ep.conn))
@@ -92,8 +98,8 @@ def episode_truth(
     if trigger in ("nak", "rnr") and nak_at < 0:
         trigger = "timeout"
     alternative = _alternative(table, ep, resent, flow, counted)
-    if not alternative and trigger == "timeout" and _acked_beyond(table, ep, start_at):
-        alternative = "go-back-0"
+    below = trigger == "timeout" and _acked_beyond(table, ep, start_at, redone or {})
+    alternative = alternative or ("go-back-0" if below else "")
     if trigger in ("nak", "rnr"):
         delay = float(table["ts"][start_at] - table["ts"][nak_at]) * NS
         nak_psn = int(table["psn"][nak_at]) if trigger == "nak" else None

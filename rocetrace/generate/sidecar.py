@@ -45,8 +45,13 @@ def flows_and_episodes(
     if res.episodes:
         flow_of = {int(i): f for f in flows for i in f.rows}
         index_of = {int(r): i for i, r in enumerate(table["row"]) if r >= 0}
+        redone = {  # NAKs answered by redoing the whole message (go-back-0)
+            index_of[e.trigger_row]: e.start_psn
+            for e in res.episodes
+            if e.mode == "go-back-0" and e.trigger == "nak" and e.trigger_row in index_of
+        }
         for ep in res.episodes:
-            e = episode_truth(table, ep, ctx["retransmitted"], flow_of, index_of)
+            e = episode_truth(table, ep, ctx["retransmitted"], flow_of, index_of, redone)
             visible += [e] if e is not None else []
     resolve_by_host(visible)
     for entry in entries:
