@@ -124,14 +124,27 @@ static void gather_block(const Frames *f, Slots sl, const Gather *g, int64_t at,
     }
 }
 
+/* Set bits of a word (SWAR: without -mpopcnt, __builtin_popcount is a libgcc call). */
+static int64_t bits_set(uint64_t x)
+{
+    x -= (x >> 1) & 0x5555555555555555u;
+    x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Fu;
+    return (int64_t)((x * 0x0101010101010101u) >> 56);
+}
+
 /* counts[column] += the valid frames of [start, stop) (start a multiple of 8). */
 static void count_valid(const Gather *g, int64_t start, int64_t stop)
 {
     for (int64_t col = 0; col < g->n_columns; col++) {
         const uint8_t *bits_of = g->vbits + col * g->nbytes;
-        int64_t k = 0;
-        for (int64_t byte = start >> 3; byte < (stop + 7) >> 3; byte++)
-            k += __builtin_popcount(bits_of[byte]);
+        int64_t k = 0, byte = start >> 3, end = (stop + 7) >> 3;
+        for (uint64_t word; byte + 8 <= end; byte += 8) {
+            memcpy(&word, bits_of + byte, 8);
+            k += bits_set(word);
+        }
+        for (; byte < end; byte++)
+            k += bits_set(bits_of[byte]);
         g->counts[col] += k;
     }
 }
