@@ -36,6 +36,9 @@ BLOCK_BYTES = 16 << 20
 # Parquet min/max statistics only where readers prune row groups by them (frame and time
 # ranges, one QP's PSNs): on every column they cost a quarter of the writing's CPU.
 STATISTICS_COLUMNS = ("frame", "ts_ns", "dest_qp", "psn")
+# Values a Parquet column writer takes per batch (default 1024): a window's row group in one
+# batch costs ~5% less writing CPU; pages stay under ~1 MB (8-byte values of ~120k rows).
+WRITE_BATCH_ROWS = 1 << 17
 
 
 class Sink(Protocol):
@@ -64,7 +67,7 @@ class ParquetSink:
             dicts = [f.name for f in table.schema if pa.types.is_dictionary(f.type)]
             self.writer = pq.ParquetWriter(
                 self.path, arrow_schema(), compression="snappy", use_dictionary=dicts,
-                write_statistics=list(STATISTICS_COLUMNS),
+                write_statistics=list(STATISTICS_COLUMNS), write_batch_size=WRITE_BATCH_ROWS,
             )  # fmt: skip
         self.writer.write_table(table)
 
