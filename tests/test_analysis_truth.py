@@ -262,6 +262,20 @@ def scenario_mix(draw: st.DrawFn) -> dict[str, Any]:
     },
     seed=0,
 )
+@example(  # a READ re-issued after a timeout: no go-back-0 doubt (only requests restart)
+    mix={
+        "ops": ("write", "read"),
+        "recovery": "go-back-n",
+        "vantage": "sender",
+        "qps": 1,
+        "messages": 4,
+        "message_size": 8192,
+        "start_psn": 0xFFFFF0,
+        "losses": (Loss(rate=0.03125, direction="response", kind="read_response"),),
+        "max_packets": 3000,
+    },
+    seed=0,
+)
 def test_random_scenarios_match_truth(tmp_path: Path, mix: dict[str, Any], seed: int) -> None:
     got, truth = run(tmp_path, "clean", seed=seed, **mix)
     assert differences(got, truth) == []

@@ -98,7 +98,8 @@ def episode_truth(
     if trigger in ("nak", "rnr") and nak_at < 0:
         trigger = "timeout"
     alternative = _alternative(table, ep, resent, flow, counted)
-    below = trigger == "timeout" and _acked_beyond(table, ep, start_at, redone or {})
+    below = trigger == "timeout" and ep.role == ROLE_REQUEST
+    below = below and _acked_beyond(table, ep, start_at, redone or {})
     alternative = alternative or ("go-back-0" if below else "")
     if trigger in ("nak", "rnr"):
         delay = float(table["ts"][start_at] - table["ts"][nak_at]) * NS
