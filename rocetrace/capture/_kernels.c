@@ -573,6 +573,10 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+#ifndef KERNELS_SOURCE_HASH
+#define KERNELS_SOURCE_HASH "unknown" /* setup.py passes the sources' hash (_source_hash.py) */
+#endif
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_kernels", "The C kernels of rocetrace's capture path.", -1, methods,
     NULL, NULL, NULL, NULL,
@@ -589,7 +593,8 @@ PyMODINIT_FUNC PyInit__kernels(void)
     if (PyModule_AddObject(m, "CODE_NAMES", names) < 0 ||
         PyModule_AddIntConstant(m, "MAX_INTERFACES", MAX_INTERFACES) < 0 ||
         PyModule_AddIntConstant(m, "MAX_RECORD", MAX_RECORD) < 0 ||
-        PyModule_AddIntConstant(m, "MAX_OFFSET", MAX_OFFSET) < 0)
+        PyModule_AddIntConstant(m, "MAX_OFFSET", MAX_OFFSET) < 0 ||
+        PyModule_AddStringConstant(m, "SOURCE_HASH", KERNELS_SOURCE_HASH) < 0)
         return Py_DECREF(names), Py_DECREF(m), NULL;
     return m;
 }

@@ -10,6 +10,7 @@ CODE_NAMES: tuple[str, ...]
 MAX_INTERFACES: int
 MAX_RECORD: int
 MAX_OFFSET: int
+SOURCE_HASH: str
 
 def configure(values: tuple[int, ...], /) -> None: ...
 def scan_pcap(

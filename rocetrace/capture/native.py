@@ -9,9 +9,11 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cache
 from itertools import pairwise
+from pathlib import Path
 from typing import TypeVar
 
 from rocetrace.capture import layers
+from rocetrace.capture._source_hash import source_hash
 from rocetrace.schema import ANOMALIES, ENCAPS, ICRC_STATUSES
 
 try:
@@ -22,6 +24,20 @@ except ImportError as exc:
         "compiled when rocetrace is installed: rebuild it with `python3 -m pip install -e .` "
         "in the rocetrace checkout (needs gcc and the Python headers)"
     ) from exc
+
+
+def _check_build_is_current() -> None:
+    """In a checkout, the compiled module must be built from the C sources beside it: old
+    kernels behind new Python wrappers would read their arguments wrongly."""
+    expected = source_hash(Path(__file__).resolve().parent)
+    if expected is not None and expected != _kernels.SOURCE_HASH:
+        raise ImportError(
+            "rocetrace's C decoder is out of date: its C sources changed since it was "
+            "compiled; rebuild it with `python3 -m pip install -e .` in the rocetrace checkout"
+        )
+
+
+_check_build_is_current()
 
 __all__ = ["THREADS", "frame_ranges", "kernels", "over_frames"]
 
