@@ -171,13 +171,13 @@ def load() -> str:
 
 def print_processes(timings: list[Timings], packets: int) -> None:
     print(
-        f"\n{'process':30} {'runs':>4} {'best s':>7} {'median s':>9} {'median packets/s':>17} "
+        f"\n{'process':34} {'runs':>4} {'best s':>7} {'median s':>9} {'median packets/s':>17} "
         f"{'peak RSS MB':>12}"
     )
     for t in timings:
         failed = f"  ({t.failed} failed)" if t.failed else ""
         print(
-            f"{t.name:30} {len(t.seconds):4} {t.best:7.2f} {t.median:9.2f} "
+            f"{t.name:34} {len(t.seconds):4} {t.best:7.2f} {t.median:9.2f} "
             f"{packets / t.median:17,.0f} {t.peak_rss_mb:12.0f}{failed}"
         )
 
