@@ -276,6 +276,21 @@ def scenario_mix(draw: st.DrawFn) -> dict[str, Any]:
     },
     seed=0,
 )
+@example(  # a timeout resend 1 ms after the NAK episode's last resend, PSNs contiguous:
+    # a new episode (the ACK timer fired), not more of the NAK's
+    mix={
+        "ops": ("write",),
+        "recovery": "go-back-n",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 3,
+        "message_size": 1024,
+        "start_psn": 0xFFFFF0,
+        "losses": (Loss(rate=0.03125),),
+        "max_packets": 3000,
+    },
+    seed=25,
+)
 def test_random_scenarios_match_truth(tmp_path: Path, mix: dict[str, Any], seed: int) -> None:
     got, truth = run(tmp_path, "clean", seed=seed, **mix)
     assert differences(got, truth) == []

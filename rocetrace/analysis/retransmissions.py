@@ -25,6 +25,7 @@ EPISODE_COLUMNS = [
 ]  # fmt: skip
 ACK_TIMEOUT_UNIT_S = 4.096e-6
 SR_COVERAGE = 0.5
+TIMER_SILENCE_NS = 65_536  # a resend this long after the previous one: the ACK timer fired
 ALTERNATIVES = ("selective-repeat", "go-back-0")  # what an uncertain episode may also be
 
 
@@ -40,11 +41,13 @@ def episode_rows(s: Stream, pp: Prepared, naks: pd.DataFrame) -> np.ndarray:
     """Episode number per stream row (-1 for rows that are not resends). A new NAK shows
     as a restart (the PSN goes back), not where the NAK is seen: the sender reacts later;
     or as the resend of exactly the PSN a NAK since the previous resend asked for (back-to-
-    back one-packet selective repeats)."""
+    back one-packet selective repeats); or after a silence only the ACK timer explains."""
     r = s.retransmitted
     prev_r = _shift(r, False) & ~s.first
     restart = s.ext <= _shift(s.ext, 0)
-    start = r & (~prev_r | restart)
+    ts = pp.ts[s.idx]
+    stalled = (ts - _shift(ts, 0)) > TIMER_SILENCE_NS  # the ACK timer fired in between
+    start = r & (~prev_r | restart | stalled)
     start[np.flatnonzero(r & ~start)] = _answers_new_nak(s, pp, naks, np.flatnonzero(r & ~start))
     number = np.cumsum(start) - 1
     return np.where(r, number, -1)
