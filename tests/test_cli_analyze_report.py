@@ -22,25 +22,27 @@ def gbn_capture(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def test_default_writes_report_named_after_capture(gbn_capture: Path, tmp_path: Path) -> None:
-    runner = CliRunner()
-    with runner.isolated_filesystem(temp_dir=tmp_path):
-        result = runner.invoke(cli, ["analyze", str(gbn_capture)])
-        assert result.exit_code == 0, result.output
-        report = Path("loss.html")
-        assert report.is_file()
-        assert "<html" in report.read_text(encoding="utf-8")[:2000].lower()
-        assert "Report: loss.html" in result.stdout
-        assert "psn_sequence_error" in result.stdout
+def test_default_writes_report_named_after_capture(
+    gbn_capture: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["analyze", str(gbn_capture)])
+    assert result.exit_code == 0, result.output
+    report = Path("loss.html")
+    assert report.is_file()
+    assert "<html" in report.read_text(encoding="utf-8")[:2000].lower()
+    assert "Report: loss.html" in result.stdout
+    assert "psn_sequence_error" in result.stdout
 
 
-def test_json_alone_writes_no_report(gbn_capture: Path, tmp_path: Path) -> None:
-    runner = CliRunner()
-    with runner.isolated_filesystem(temp_dir=tmp_path):
-        result = runner.invoke(cli, ["analyze", str(gbn_capture), "--json", "s.json"])
-        assert result.exit_code == 0, result.output
-        assert json.loads(Path("s.json").read_text())["schema"] == "rocetrace.summary/1"
-        assert not list(Path().glob("*.html"))
+def test_json_alone_writes_no_report(
+    gbn_capture: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["analyze", str(gbn_capture), "--json", "s.json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(Path("s.json").read_text())["schema"] == "rocetrace.summary/1"
+    assert not list(Path().glob("*.html"))
 
 
 def test_json_on_stdout_with_report_keeps_stdout_pure(gbn_capture: Path, tmp_path: Path) -> None:
