@@ -6,7 +6,8 @@ Only assembly lives here; every concern is its own module of pure functions.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -85,18 +86,15 @@ def analyze_packets(
     model = flows.build_flow_model(pp, connections)
     span = flows.read_spans(pp, model)
     n = len(model)
-    step("sequences")
-    req = gaps.request_stream(pp, model, span)
-    resp = gaps.response_stream(pp, model, req)
-    progress_rows = naks.ack_progress(pp, model)
-    nak_rows = naks.nak_table(pp, model, progress_rows)
-    step("retransmissions")
-    eps, reissues = rtx.request_episodes(pp, model, req, nak_rows, progress_rows)
-    reissued = reads.reissue_episodes(pp, model, resp, reissues, span, progress_rows)
-    found = [e for e in (eps, reissued) if not e.empty]
-    eps = _finish_episodes(pd.concat(found) if found else rtx._empty(), pp, model)
+    # The tables that need no PSN stream are built beside the stream chain: numpy releases
+    # the GIL in its sorts and array passes, so the two overlap on a second core.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        beside = pool.submit(_stream_free_tables, pp, model, packets, link_speed_bps)
+        seq = _sequence_tables(pp, model, span, step)
+        free = beside.result()
     step("congestion")
-    cnps = congestion.cnp_table(pp, model)
+    req, resp = seq.req, seq.resp
+    nak_rows, eps, cnps, pfc_rows = seq.naks, seq.episodes, free.cnps, free.pfc
     retx_q, gaps_q = _stream_counts(req, n)
     retx_r, gaps_r = _stream_counts(resp, n)
     parts = {
@@ -105,14 +103,13 @@ def analyze_packets(
         "nak_counts": naks.nak_counts(nak_rows, n),
         "episodes": eps,
         "timeouts": timeouts(eps, n),
-        "congestion": congestion.congestion_per_flow(pp, model, cnps),
-        "qos": qos.qos_per_flow(pp, model),
-        "rtt": rtt.rtt_per_flow(pp, model),
+        "congestion": free.congestion,
+        "qos": free.qos,
+        "rtt": free.rtt,
     }
     flow_df = flows_table(pp, model, parts)
     flow_df["rnr_timer_us"] = _rnr_timers(nak_rows, n)
-    step("pfc")
-    pfc_rows = pfc.pfc_table(packets, link_speed_bps)
+    step("findings")
     info = _capture_facts(capture, packets)
     tables = findings.Tables(
         flows=flow_df,
@@ -140,6 +137,55 @@ def analyze_packets(
         sports=tables.sports,
         capture_facts=info,
         cm_connections=connections,
+    )
+
+
+class SequenceTables(NamedTuple):
+    """What the PSN streams give: the streams themselves, NAKs and retransmission episodes."""
+
+    req: gaps.Stream
+    resp: gaps.Stream
+    naks: pd.DataFrame
+    episodes: pd.DataFrame
+
+
+def _sequence_tables(
+    pp: Prepared, model: flows.FlowModel, span: np.ndarray, step: Progress
+) -> SequenceTables:
+    """Request and response streams, then NAKs and the episodes they explain."""
+    step("sequences")
+    req = gaps.request_stream(pp, model, span)
+    resp = gaps.response_stream(pp, model, req)
+    progress_rows = naks.ack_progress(pp, model)
+    nak_rows = naks.nak_table(pp, model, progress_rows)
+    step("retransmissions")
+    eps, reissues = rtx.request_episodes(pp, model, req, nak_rows, progress_rows)
+    reissued = reads.reissue_episodes(pp, model, resp, reissues, span, progress_rows)
+    found = [e for e in (eps, reissued) if not e.empty]
+    eps = _finish_episodes(pd.concat(found) if found else rtx._empty(), pp, model)
+    return SequenceTables(req, resp, nak_rows, eps)
+
+
+class StreamFreeTables(NamedTuple):
+    """Per-flow tables that need no PSN stream: CNPs, congestion, QoS, RTT, PFC."""
+
+    cnps: pd.DataFrame
+    congestion: pd.DataFrame
+    qos: pd.DataFrame
+    rtt: pd.DataFrame
+    pfc: pd.DataFrame
+
+
+def _stream_free_tables(
+    pp: Prepared, model: flows.FlowModel, packets: pd.DataFrame, link_speed_bps: float
+) -> StreamFreeTables:
+    cnps = congestion.cnp_table(pp, model)
+    return StreamFreeTables(
+        cnps=cnps,
+        congestion=congestion.congestion_per_flow(pp, model, cnps),
+        qos=qos.qos_per_flow(pp, model),
+        rtt=rtt.rtt_per_flow(pp, model),
+        pfc=pfc.pfc_table(packets, link_speed_bps),
     )
 
 
