@@ -11,13 +11,11 @@ Targets (issue 4): whole process >= 10x faster than tshark; analysis <= decode.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -32,9 +30,9 @@ from benchmarks.bench_decode import (  # noqa: E402
     load,
     print_processes,
     rocetrace_argv,
+    setup_bench,
     time_processes,
 )
-from benchmarks.bulk_capture import generate_in_child  # noqa: E402
 
 TARGET_SPEEDUP = 10.0
 TSHARK_RUN = "tshark -T fields (decode only)"
@@ -107,20 +105,13 @@ def print_verdicts(timings: list[Timings], decode: list[float], analysis: list[f
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--packets", type=int, default=1_000_000)
-    parser.add_argument("--runs", type=int, default=3, help="runs of each process")
-    parser.add_argument("--workdir", type=Path, default=None)
-    args = parser.parse_args()
-    work = args.workdir or Path(tempfile.mkdtemp(prefix="rocetrace-bench-"))
-    work.mkdir(parents=True, exist_ok=True)
-    capture = work / "bench.pcap"
-    packets = generate_in_child(capture, args.packets)
+    bench = setup_bench(__doc__.splitlines()[0])
+    capture, work = bench.capture, bench.work
     first, repeated = process_runs(capture, work)
     print(f"\nrocetrace: {first.argv[0]}; before the runs: {load()}", flush=True)
-    timings = time_processes(first, repeated, max(1, args.runs))
-    decode, analysis = in_process(capture, max(1, args.runs))
-    print_processes(timings, packets)
+    timings = time_processes(first, repeated, bench.runs)
+    decode, analysis = in_process(capture, bench.runs)
+    print_processes(timings, bench.packets)
     print(f"{truth_check(work / 'summary.json', capture.with_suffix('.truth.json'))}")
     print_verdicts(timings, decode, analysis)
     print(f"after the runs: {load()}")

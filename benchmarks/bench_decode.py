@@ -204,8 +204,19 @@ def _verdict(met: bool) -> str:
     return "met" if met else "NOT met"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+@dataclass
+class Bench:
+    """What both benchmarks start from: options, work folder and the generated capture."""
+
+    runs: int
+    work: Path
+    capture: Path
+    packets: int
+
+
+def setup_bench(description: str) -> Bench:
+    """Parse --packets / --runs / --workdir and generate the capture (in a child process)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--packets", type=int, default=1_000_000, help="about this many")
     parser.add_argument("--runs", type=int, default=3, help="runs of each process")
     parser.add_argument("--workdir", type=Path, default=None)
@@ -213,11 +224,16 @@ def main() -> None:
     work = args.workdir or Path(tempfile.mkdtemp(prefix="rocetrace-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     capture = work / "bench.pcap"
-    packets = generate_in_child(capture, args.packets)
+    return Bench(max(1, args.runs), work, capture, generate_in_child(capture, args.packets))
+
+
+def main() -> None:
+    bench = setup_bench(__doc__.split("\n")[0])
+    capture, work, packets = bench.capture, bench.work, bench.packets
     first, repeated = process_runs(capture, work)
     print(f"\nrocetrace: {' '.join(first.argv[:1])}; before the runs: {load()}", flush=True)
-    timings = time_processes(first, repeated, max(1, args.runs))
-    seconds, per_packet = in_process(capture, max(1, args.runs))
+    timings = time_processes(first, repeated, bench.runs)
+    seconds, per_packet = in_process(capture, bench.runs)
     print_processes(timings, packets)
     print_verdicts(timings, [packets / s for s in seconds], per_packet)
     print(f"after the runs: {load()}")
