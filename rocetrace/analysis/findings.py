@@ -121,9 +121,16 @@ def _nak_rules(t: Tables) -> Iterator[dict]:
             yield _row("critical", "nak_error", msg, f, g["ts_ns"].min(), g["frame"].tolist())
 
 
+def _not_ecn_capable(flows: pd.DataFrame) -> Any:
+    """Data flows (requests, not the CM's QP1) that sent ECN 00; numpy masks, not pandas."""
+    data = (flows["requests"].to_numpy() > 0) & (flows["dest_qp"].to_numpy() != GSI_QP)
+    return flows[data & ~flows["ecn_capable"].to_numpy(bool)]
+
+
 def _ecn_rules(t: Tables) -> Iterator[dict]:
     flows = t.flows.set_index("flow_id", drop=False)
-    for fid, g in t.cnps[t.cnps["flow_id"].notna() & ~t.cnps["ce_before"]].groupby("flow_id"):
+    unmarked = t.cnps[t.cnps["flow_id"].notna() & ~t.cnps["ce_before"]]
+    for fid, g in unmarked.groupby("flow_id") if len(unmarked) else []:  # empty: no groupby
         msg = (
             f"{len(g)} CNP(s) with no CE-marked packet of the flow since the previous CNP "
             "(out-of-sequence or slow-restart CNPs, or marks not visible at this capture point)"
@@ -136,14 +143,14 @@ def _ecn_rules(t: Tables) -> Iterator[dict]:
             g["ts_ns"].min(),
             g["frame"].tolist(),
         )
-    data = t.flows[(t.flows["requests"] > 0) & (t.flows["dest_qp"] != GSI_QP)]
-    for f in data[~data["ecn_capable"]].itertuples():
+    for f in _not_ecn_capable(t.flows).itertuples():
         msg = (
             "RoCE data sent with ECN 00 (not ECN-capable): switches cannot mark it, "
             f"DCQCN is blind (DSCP {f.dscp})"
         )
         yield _row("warning", "ecn_not_capable", msg, f, f.first_ts_ns, [])
-    for fid, g in t.low_class_cnps.groupby("flow_id"):
+    low = t.low_class_cnps
+    for fid, g in low.groupby("flow_id") if len(low) else []:
         f = flows.loc[int(fid)]
         msg = (
             f"{len(g)} CNP(s) sent in DSCP {int(g['dscp'].iloc[0])} / "
@@ -202,6 +209,8 @@ def build_findings(t: Tables) -> pd.DataFrame:
     """All findings, most severe first, then by time."""
     rows = [*_episode_rules(t), *_nak_rules(t), *_ecn_rules(t), *_fabric_rules(t)]
     df = pd.DataFrame(rows, columns=FINDING_COLUMNS)
+    if df.empty:  # a clean capture: nothing to rank (the sort costs ~2 ms of pandas)
+        return df
     rank = df["severity"].map({s: -i for i, s in enumerate(SEVERITIES)})
     df = df.assign(_rank=rank).sort_values(["_rank", "first_ts"], kind="stable", na_position="last")
     return df.drop(columns="_rank").reset_index(drop=True)

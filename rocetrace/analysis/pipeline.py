@@ -117,8 +117,8 @@ def analyze_packets(
         naks=nak_rows,
         cnps=cnps,
         pfc_runs=pfc.pause_runs(pfc_rows),
-        low_class_cnps=qos.cnp_class_audit(cnps, flow_df),
-        sports=qos.sport_entropy(flow_df),
+        low_class_cnps=free.low_class_cnps,
+        sports=free.sports,
         bad_icrc_frames=_bad_icrc(packets),
         capture=info,
         capture_gaps=pd.concat([_capture_gaps(pp, req), _capture_gaps(pp, resp)]),
@@ -167,25 +167,38 @@ def _sequence_tables(
 
 
 class StreamFreeTables(NamedTuple):
-    """Per-flow tables that need no PSN stream: CNPs, congestion, QoS, RTT, PFC."""
+    """Per-flow tables that need no PSN stream: CNPs, congestion, QoS, RTT, PFC, and the
+    QoS audits (CNP classes, source-port entropy) that read only flow keys and QoS columns."""
 
     cnps: pd.DataFrame
     congestion: pd.DataFrame
     qos: pd.DataFrame
     rtt: pd.DataFrame
     pfc: pd.DataFrame
+    low_class_cnps: pd.DataFrame
+    sports: pd.DataFrame
 
 
 def _stream_free_tables(
     pp: Prepared, model: flows.FlowModel, packets: pd.DataFrame, link_speed_bps: float
 ) -> StreamFreeTables:
     cnps = congestion.cnp_table(pp, model)
+    qos_df = qos.qos_per_flow(pp, model)
+    n = len(model)
+    keyed = qos_df.assign(  # the flows table's columns that the audits read
+        flow_id=np.arange(n, dtype=np.int64),
+        src_ip=pp.ips[model.src] if n else [],
+        dst_ip=pp.ips[model.dst] if n else [],
+        dest_qp=model.qp,
+    )
     return StreamFreeTables(
         cnps=cnps,
         congestion=congestion.congestion_per_flow(pp, model, cnps),
-        qos=qos.qos_per_flow(pp, model),
+        qos=qos_df,
         rtt=rtt.rtt_per_flow(pp, model),
         pfc=pfc.pfc_table(packets, link_speed_bps),
+        low_class_cnps=qos.cnp_class_audit(cnps, keyed),
+        sports=qos.sport_entropy(keyed),
     )
 
 
