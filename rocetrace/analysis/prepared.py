@@ -122,7 +122,9 @@ def _ints_if(needed: bool, df: pd.DataFrame, name: str) -> np.ndarray:
 
 
 def _roce_only(roce: np.ndarray, everywhere: bool, values: np.ndarray, fill: int) -> np.ndarray:
-    return values if everywhere else np.where(roce, values, fill)
+    """`values` on RoCE frames, `fill` elsewhere (no pass at all when every frame is RoCE);
+    keeps the dtype of `values` (int8 kinds stay int8)."""
+    return values if everywhere else np.where(roce, values, values.dtype.type(fill))
 
 
 @dataclass
@@ -156,9 +158,11 @@ class Prepared:
         return len(self.frame)
 
 
-def _kinds(df: pd.DataFrame, roce: np.ndarray, op: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _kinds(
+    df: pd.DataFrame, roce: np.ndarray, everywhere: bool, op: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Kind per frame (ACKs split by AETH syndrome into ACK / NAK / RNR NAK), and syndromes."""
-    kind = np.where(roce, KIND_LUT[op], OTHER).astype(np.int8)
+    kind = _roce_only(roce, everywhere, np.take(KIND_LUT, op), OTHER)
     kind[np.flatnonzero(category_in(df["encap"], ("pfc",)))] = PFC
     syndrome = _ints(df, "aeth_syndrome", np.int16)
     acks = np.flatnonzero(kind == ACK)
@@ -175,11 +179,11 @@ def prepare(df: pd.DataFrame) -> Prepared:
     roce = category_in(df["encap"], ROCE_ENCAPS) & (opcode >= 0)
     everywhere = bool(roce.all())
     op = _roce_only(roce, everywhere, opcode, 0)
-    kind, syndrome = _kinds(df, roce, op)
+    kind, syndrome = _kinds(df, roce, everywhere, op)
     src, dst, ips = _ip_codes(df)
     ts = _ints(df, "ts_ns")
-    transport = np.where(roce, TRANSPORT_LUT[op], -1).astype(np.int8)
-    read_request = roce & READ_REQUEST_LUT[op]
+    transport = _roce_only(roce, everywhere, np.take(TRANSPORT_LUT, op), -1)
+    read_request = _roce_only(roce, everywhere, np.take(READ_REQUEST_LUT, op), False)
     return Prepared(
         frame=_ints(df, "frame"),
         ts=ts,
@@ -192,7 +196,7 @@ def prepare(df: pd.DataFrame) -> Prepared:
         opcode=_roce_only(roce, everywhere, opcode, -1),
         kind=kind,
         transport=transport,
-        position=np.where(roce, POSITION_LUT[op], POS_NONE).astype(np.int8),
+        position=_roce_only(roce, everywhere, np.take(POSITION_LUT, op), POS_NONE),
         read_request=read_request,
         dma_length=_ints_if(bool(read_request.any()), df, "reth_dma_length"),
         syndrome=syndrome,
