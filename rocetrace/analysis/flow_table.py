@@ -78,11 +78,13 @@ def _per_flow(pp: Prepared, model: flows.FlowModel) -> dict[str, Any]:
         ts = pp.ts[order.rows]
         ts_first = np.minimum.reduceat(ts, order.bounds[:-1])
         ts_last = np.maximum.reduceat(ts, order.bounds[:-1])
-    inside = np.flatnonzero(model.flow_id >= 0)
-    wire = np.bincount(model.flow_id[inside], weights=pp.wire_len[inside], minlength=n)
+    # Every flow has a frame: one gather in flow order and a sum per slice (exact int64).
+    wire = np.add.reduceat(
+        np.take(pp.wire_len, order.rows).astype(np.int64, copy=False), order.bounds[:-1]
+    )
     return {
         "packets": np.diff(order.bounds),
-        "bytes": wire.astype(np.int64),
+        "bytes": wire,
         "first_psn": pp.psn[first],
         "last_psn": pp.psn[last],
         "first": ts_first,
