@@ -291,6 +291,51 @@ def scenario_mix(draw: st.DrawFn) -> dict[str, Any]:
     },
     seed=25,
 )
+@example(  # a SEND go-back-N that an ACK overtook (it skips to the first unacked PSN: no
+    # selective skip), then cut by a WRITE's selective repeat: its rest resumes as a run of
+    # its own, with no NAK of its own in the capture (trigger unknown)
+    mix={
+        "ops": ("write", "send"),
+        "recovery": "selective-repeat",
+        "vantage": "sender",
+        "qps": 1,
+        "messages": 3,
+        "message_size": 8192,
+        "start_psn": 0xFFFFF0,
+        "losses": (Loss(rate=0.03125),),
+        "max_packets": 3000,
+    },
+    seed=0,
+)
+@example(  # NAKs of PSNs 2 and 3 both seen before the first resend: resends 2, 3 are two
+    # go-back-N episodes, each with the NAK of its own start PSN
+    mix={
+        "ops": ("send", "write"),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 2,
+        "message_size": 4096,
+        "start_psn": 0xFFFFF0,
+        "losses": (Loss(rate=0.03125),),
+        "max_packets": 3000,
+    },
+    seed=156,
+)
+@example(  # a timeout restart at a PSN NAKed long before: that NAK is not new (exact ns)
+    mix={
+        "ops": ("write", "send", "send"),
+        "recovery": "go-back-n",
+        "vantage": "sender",
+        "qps": 1,
+        "messages": 5,
+        "message_size": 4096,
+        "start_psn": 0xFFFFFF,
+        "losses": (Loss(rate=0.04268114401947871),),
+        "max_packets": 3000,
+    },
+    seed=0,
+)
 def test_random_scenarios_match_truth(tmp_path: Path, mix: dict[str, Any], seed: int) -> None:
     got, truth = run(tmp_path, "clean", seed=seed, **mix)
     assert differences(got, truth) == []

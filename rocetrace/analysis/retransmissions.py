@@ -1,9 +1,10 @@
 """Retransmission episodes: runs of resent PSNs, what triggered them and how the NIC resent.
 
 An episode starts at a resent packet that follows new data, restarts from a PSN at or before
-the previous resend, or follows a new NAK. Its trigger is the latest unused NAK / RNR NAK
-about the flow; otherwise a timeout, or a READ re-issue when a re-sent READ REQUEST
-re-asks for responses already partly seen.
+the previous resend, or follows a new NAK. Its trigger is the new NAK / RNR NAK of its start
+PSN, else the latest unused NAK about the flow; otherwise a timeout, a READ re-issue when a
+re-sent READ REQUEST re-asks for responses already partly seen, or unknown for the rest of
+a go-back-N resumed after a selective repeat (docs/analysis-tables.md).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from rocetrace.analysis.gaps import Stream
 from rocetrace.analysis.naks import ack_progress
 from rocetrace.analysis.order import stable_order
 from rocetrace.analysis.pairing import dense_ids
-from rocetrace.analysis.prepared import Prepared, psn_delta
+from rocetrace.analysis.prepared import PSN_MOD, Prepared, psn_delta
 
 EPISODE_COLUMNS = [
     "flow_id", "src_ip", "dst_ip", "dest_qp", "ts", "ts_ns", "trigger", "nak_psn", "start_psn",
@@ -40,25 +41,48 @@ def _shift(a: np.ndarray, fill: object) -> np.ndarray:
 def episode_rows(s: Stream, pp: Prepared, naks: pd.DataFrame) -> np.ndarray:
     """Episode number per stream row (-1 for rows that are not resends). A new NAK shows
     as a restart (the PSN goes back), not where the NAK is seen: the sender reacts later;
-    or as the resend of exactly the PSN a NAK since the previous resend asked for (back-to-
-    back one-packet selective repeats); or after a silence only the ACK timer explains."""
+    or as the resend of exactly the PSN a NAK asked for (_answers_new_nak); or after a
+    silence only the ACK timer explains."""
     r = s.retransmitted
     prev_r = _shift(r, False) & ~s.first
     restart = s.ext <= _shift(s.ext, 0)
     ts = pp.ts[s.idx]
     stalled = (ts - _shift(ts, 0)) > TIMER_SILENCE_NS  # the ACK timer fired in between
     start = r & (~prev_r | restart | stalled)
-    start[np.flatnonzero(r & ~start)] = _answers_new_nak(s, pp, naks, np.flatnonzero(r & ~start))
+    start[np.flatnonzero(r & ~start)] = _answers_new_nak(s, pp, naks, start)
     number = np.cumsum(start) - 1
     return np.where(r, number, -1)
 
 
-def _answers_new_nak(s: Stream, pp: Prepared, naks: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
-    """Per stream row (`rows`, none a flow's first), whether a NAK about its flow with its
-    PSN was captured after the flow's previous row and before it."""
+def _answers_new_nak(s: Stream, pp: Prepared, naks: pd.DataFrame, start: np.ndarray) -> np.ndarray:
+    """Per resend row not yet starting an episode, whether a NAK about its flow with its PSN
+    came after the flow's previous row (back-to-back one-packet selective repeats) or after
+    the NAK of its run's start PSN, new since the previous episode began (both NAKs seen
+    before the first resend: each PSN NAKed starts its own episode, when it comes at least
+    the round trip its run's first resend took after the NAK)."""
+    rows = np.flatnonzero(s.retransmitted & ~start)
+    if not len(rows):
+        return np.zeros(0, bool)
+    starts = np.maximum.accumulate(np.where(start, np.arange(len(s)), -1))
+    run = starts[rows]
+    before = starts[np.maximum(run - 1, 0)]  # the flow's previous episode's first row
+    known = (run > 0) & (before >= 0) & (s.flow[np.maximum(before, 0)] == s.flow[run])
+    own_floor = np.where(known, s.idx[np.maximum(before, 0)], -1)
+    hit = _latest_nak(s, pp, naks, rows)
+    own = _latest_nak(s, pp, naks, run)
+    own = np.where(own > own_floor, own, len(pp))  # its start PSN's NAK, since that episode
+    ts = np.append(pp.ts, 0)
+    # The sender's answer takes at least the round trip its first answer took here.
+    answer = ts[s.idx[rows]] - ts[hit] >= ts[s.idx[run]] - ts[own]
+    return (hit > s.idx[rows - 1]) | ((hit > own) & answer)
+
+
+def _latest_nak(s: Stream, pp: Prepared, naks: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+    """Per stream row, the frame index of the latest NAK about its flow with its PSN captured
+    before it (-1 when none)."""
     known = naks[naks["flow_id"].notna()] if len(rows) else naks.iloc[:0]
     if known.empty:
-        return np.zeros(len(rows), bool)
+        return np.full(len(rows), -1, np.int64)
     nak_idx = np.searchsorted(pp.frame, known["frame"].to_numpy(np.int64))
     nak_flow = known["flow_id"].to_numpy(np.int64)
     psn = known["psn"].to_numpy(np.int64)
@@ -70,10 +94,26 @@ def _answers_new_nak(s: Stream, pp: Prepared, naks: pd.DataFrame, rows: np.ndarr
     row_code = code[len(known) :]
     at = np.searchsorted(packed, row_code * width + s.idx[rows]) - 1
     hit = packed[np.maximum(at, 0)]
-    return (at >= 0) & (hit // width == row_code) & (hit % width > s.idx[rows - 1])
+    return np.where((at >= 0) & (hit // width == row_code), hit % width, -1)
 
 
-def _episodes(s: Stream, pp: Prepared, ep: np.ndarray) -> pd.DataFrame:
+def _resumes_at_ack(
+    s: Stream, pp: Prepared, rows: np.ndarray, progress: pd.DataFrame
+) -> np.ndarray:
+    """Per stream row, whether it resends the first PSN not yet acknowledged: a go-back-N
+    that an ACK overtook skips to it (not a selective-repeat skip)."""
+    if progress.empty or not len(rows):
+        return np.zeros(len(rows), bool)
+    idx = s.idx[rows]
+    if pp.in_time_order:
+        acked = _acked_before(s.flow[rows], idx, progress, len(pp))
+    else:
+        at = pd.DataFrame({"flow_id": s.flow[rows], "ts_ns": pp.ts[idx]})
+        acked = _last_acked_asof(at, progress)
+    return (acked >= 0) & (psn_delta(pp.psn[idx], (acked + 1) % PSN_MOD) == 0)
+
+
+def _episodes(s: Stream, pp: Prepared, ep: np.ndarray, progress: pd.DataFrame) -> pd.DataFrame:
     """One row per episode: where it starts, how many packets, and whether it is contiguous.
     An episode's rows are consecutive in the stream, so reduceat over its first rows works."""
     rows = np.flatnonzero(ep >= 0)
@@ -83,7 +123,9 @@ def _episodes(s: Stream, pp: Prepared, ep: np.ndarray) -> pd.DataFrame:
     ends = np.append(cut[1:], len(rows))
     first, last = rows[cut], rows[ends - 1]
     step = s.ext - _shift(s.end, 0) - 1
-    jump = ((step != 0) & (ep == _shift(ep, -2)))[rows]
+    jump = (step != 0) & (ep == _shift(ep, -2))
+    jump[jump] = ~_resumes_at_ack(s, pp, np.flatnonzero(jump), progress)
+    jump = jump[rows]
     idx = s.idx[first]
     out = pd.DataFrame(
         {
@@ -107,20 +149,25 @@ def _episodes(s: Stream, pp: Prepared, ep: np.ndarray) -> pd.DataFrame:
 
 
 def _assign_triggers(eps: pd.DataFrame, naks: pd.DataFrame) -> pd.DataFrame:
-    """Latest NAK / RNR NAK about the flow since the flow's previous episode began."""
+    """The NAK / RNR NAK of the episode's start PSN when it is new (_start_naks), else the
+    latest NAK about the flow since the flow's previous episode began."""
     eps = eps.sort_values("ts_ns", kind="stable")
     known = naks[naks["flow_id"].notna()].copy()
     known["flow_id"] = known["flow_id"].astype(np.int64)
     known = known.rename(columns={"ts_ns": "nak_ts", "frame": "nak_frame", "psn": "nak_raw"})
     known = known.sort_values("nak_ts")[["flow_id", "nak_ts", "nak_frame", "nak_raw", "kind"]]
+    known["nak_raw"] = known["nak_raw"].astype(np.int64)
     known["nak_ts_exact"] = known["nak_ts"].astype("Int64")  # float64 ns would lose 256 ns
+    own, own_new = _start_naks(eps, known)
     eps = pd.merge_asof(
         eps, known, left_on="ts_ns", right_on="nak_ts", by="flow_id", direction="backward"
     )
+    for col in ("nak_ts", "nak_frame", "nak_raw", "kind", "nak_ts_exact"):
+        eps[col] = eps[col].mask(own_new, own[col])
     # Exact ns: as float64 two events 88 ns apart can compare equal.
     prev_start = eps["ts_ns"].astype("Int64").groupby(eps["flow_id"]).shift(1)
     after_prev = ~(eps["nak_ts_exact"] <= prev_start)
-    fresh = (eps["nak_ts_exact"].notna() & after_prev).fillna(True).to_numpy(bool)
+    fresh = (eps["nak_ts_exact"].notna() & after_prev).fillna(True).to_numpy(bool) | own_new
     eps["trigger"] = np.where(
         fresh, np.where(eps["kind"].astype(object) == "rnr", "rnr", "nak"), "timeout"
     )
@@ -129,21 +176,42 @@ def _assign_triggers(eps: pd.DataFrame, naks: pd.DataFrame) -> pd.DataFrame:
     return eps.drop(columns=["kind"])
 
 
+def _start_naks(eps: pd.DataFrame, known: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+    """Per episode (`eps` in time order), the latest NAK with its start PSN, and whether that
+    NAK is new: after the flow's previous episode began or after that episode's own NAK
+    (two NAKs seen before the first resend: each answers its own)."""
+    left = eps[["flow_id", "ts_ns"]].assign(nak_raw=eps["start_psn"].to_numpy(np.int64))
+    own = pd.merge_asof(
+        left, known, left_on="ts_ns", right_on="nak_ts", by=["flow_id", "nak_raw"]
+    ).set_index(eps.index)
+    prev_start = own["ts_ns"].astype("Int64").groupby(own["flow_id"]).shift(1)  # exact ns
+    prev_own = own.groupby("flow_id")["nak_ts_exact"].shift(1)
+    ts = own["nak_ts_exact"]
+    new = ts.notna() & ((ts > prev_start) | (ts > prev_own) | prev_start.isna())
+    return own.reset_index(drop=True), new.fillna(False).to_numpy(bool)
+
+
 def _last_acked(pp: Prepared, eps: pd.DataFrame, progress: pd.DataFrame) -> np.ndarray:
     """Per episode, the highest PSN acknowledged about its flow before it (-1 when none)."""
     if progress.empty:
         return np.full(len(eps), -1, np.int64)
     if not pp.in_time_order:
         return _last_acked_asof(eps, progress)
-    # In time order a frame index is a time rank: one packed (flow, frame) search.
-    flow = progress["flow_id"].to_numpy(np.int64)
-    bits = max(len(pp).bit_length(), 1)
-    by = stable_order(flow, int(flow.max(initial=0)) + 1)
-    key = ((flow << bits) | progress["idx"].to_numpy(np.int64))[by]
-    eps_flow = eps["flow_id"].to_numpy(np.int64)
     earlier = np.searchsorted(pp.ts, eps["ts_ns"].to_numpy(np.int64), "left")
-    j = np.searchsorted(key, (eps_flow << bits) | earlier, "left") - 1
-    found = (j >= 0) & ((key[np.maximum(j, 0)] >> bits) == eps_flow)
+    return _acked_before(eps["flow_id"].to_numpy(np.int64), earlier, progress, len(pp))
+
+
+def _acked_before(
+    flow: np.ndarray, before: np.ndarray, progress: pd.DataFrame, n: int
+) -> np.ndarray:
+    """Per (flow, frame index), the highest PSN acknowledged about the flow in an earlier
+    frame (-1 when none). In time order a frame index is a time rank: one packed search."""
+    pflow = progress["flow_id"].to_numpy(np.int64)
+    bits = max(n.bit_length(), 1)
+    by = stable_order(pflow, int(pflow.max(initial=0)) + 1)
+    key = ((pflow << bits) | progress["idx"].to_numpy(np.int64))[by]
+    j = np.searchsorted(key, (flow << bits) | before, "left") - 1
+    found = (j >= 0) & ((key[np.maximum(j, 0)] >> bits) == flow)
     acked = progress["acked"].to_numpy(np.int64)[by]
     return np.where(found, acked[np.maximum(j, 0)], -1)
 
@@ -234,7 +302,7 @@ def request_episodes(
     re-issues: episodes that open with a re-sent READ REQUEST and no NAK are not resends of
     this flow but requests to resend READ responses (reads.py)."""
     ep = episode_rows(s, pp, naks)
-    eps = _episodes(s, pp, ep)
+    eps = _episodes(s, pp, ep, progress)
     if eps.empty:
         return _empty(), np.zeros(0, np.int64)
     eps = _assign_triggers(eps, naks)
@@ -247,13 +315,38 @@ def request_episodes(
     eps["mode"] = _modes(eps, s, ep, np.full(len(eps), -1, np.int64))["mode"]
     acked = _last_acked(pp, eps, _requester_view(pp, model, eps, progress))
     eps[["mode", "mode_certain", "alternative"]] = _modes(eps, s, ep, acked)
+    last_ts = pp.ts[s.idx[eps["last_row"].to_numpy()]]
+    eps.loc[_resumed(eps, last_ts, acked), "trigger"] = "unknown"
     prev_ts = _prev_ts_in_flow(model, pp, eps["idx"].to_numpy())
     silence = eps["ts_ns"] - prev_ts
     after_nak = (eps["ts_ns"] - eps["nak_ts_exact"]).fillna(0).to_numpy(np.int64)
-    delay_ns = np.where(eps["trigger"] == "timeout", silence, after_nak)
+    untriggered = eps["trigger"].isin(("timeout", "unknown")).to_numpy()
+    delay_ns = np.where(untriggered, silence, after_nak)
     eps["delay_s"] = delay_ns / 1e9
     eps["nak_psn"] = eps["nak_raw"].where(eps["trigger"] == "nak")
     return eps, reissues
+
+
+def _resumed(eps: pd.DataFrame, last_ts: np.ndarray, acked: np.ndarray) -> np.ndarray:
+    """Runs with no NAK of their own that pick up, right after a NAK's resends, above where
+    those began: the rest of a go-back-N the NAK interrupted. A timer restart would come
+    after a silence and resend from the first unacknowledged PSN; the capture shows no
+    trigger (unknown). `last_ts`: per episode, when its last resend was seen."""
+    order = np.argsort(eps["first_row"].to_numpy(), kind="stable")  # stream order
+    flow = eps["flow_id"].to_numpy()[order]
+    trigger = eps["trigger"].to_numpy(object)[order]
+    first, last = eps["first_row"].to_numpy()[order], eps["last_row"].to_numpy()[order]
+    ext = eps["start_ext"].to_numpy()[order]
+    prev = np.maximum(np.arange(len(eps)) - 1, 0)
+    after_nak = (np.arange(len(eps)) > 0) & (flow == flow[prev]) & (first == last[prev] + 1)
+    after_nak &= np.isin(trigger[prev], ("nak", "rnr"))
+    soon = eps["ts_ns"].to_numpy()[order] - last_ts[order][prev] <= TIMER_SILENCE_NS
+    una = (acked[order] >= 0) & (
+        psn_delta(eps["start_psn"].to_numpy()[order], acked[order] + 1) == 0
+    )
+    out = np.zeros(len(eps), bool)
+    out[order] = (trigger == "timeout") & after_nak & (ext > ext[prev]) & soon & ~una
+    return out
 
 
 def _empty() -> pd.DataFrame:

@@ -3,7 +3,8 @@
 The model knows every episode it performed; an episode is listed when at least one of its
 packets is captured and counts as retransmitted there (PSN not beyond the highest seen).
 Its trigger follows the contract's reading: a NAK-triggered resend whose NAK was not
-captured looks like (and is listed as) a timeout.
+captured looks like (and is listed as) a timeout; the rest of a go-back-N that another
+episode's resends cut in the capture is a run of its own, with trigger unknown.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rocetrace.generate.table import ROLE_REQUEST, PacketTable
 from rocetrace.generate.truth import FlowRows
 
 NS = 1e-9
+READ_REQUEST = 0x0C
 COVERAGE = 0.5  # resent share of a range at most which a skip shows selective repeat
 
 
@@ -74,6 +76,42 @@ def _acked_beyond(table: PacketTable, ep: Episode, before: int, redone: dict[int
     return bool((acked >= ep.start_psn).any())
 
 
+def _pieces(table: PacketTable, ep: Episode, resent: list[int], flow: FlowRows) -> list[list[int]]:
+    """The episode's captured resends cut where another episode's resends (a selective-repeat
+    NAK's) come in between: the go-back-N it interrupted resumes as a run of its own."""
+    rows = flow.rows[(flow.rows >= resent[0]) & (flow.rows <= resent[-1])]
+    other = (table["episode"][rows] >= 0) & (table["episode"][rows] != ep.idx)
+    other &= table["opcode"][rows] != READ_REQUEST  # a READ re-issue asks for responses
+    wanted = set(resent[1:])
+    pieces, cut = [[resent[0]]], False
+    for i, interrupted in zip(rows.tolist(), other.tolist(), strict=True):
+        if interrupted:
+            cut = True
+        elif i in wanted:
+            if cut:
+                pieces.append([i])
+            else:
+                pieces[-1].append(i)
+            cut = False
+    return pieces
+
+
+def _resumed_truth(
+    table: PacketTable, ep: Episode, piece: list[int], flow: FlowRows
+) -> dict[str, Any]:
+    """A resumed go-back-N run: no NAK of its own in the capture, so its trigger is unknown."""
+    first = piece[0]
+    either = ep.mode == "go-back-n" and len(piece) < 3
+    return {
+        "src_ip": flow.key[0], "dst_ip": flow.key[1], "dest_qp": flow.key[2],
+        "ts": float(table["ts"][first]) * NS, "ts_ns": int(table["ts"][first]),
+        "trigger": "unknown", "nak_psn": None, "start_psn": int(table["psn"][first]),
+        "packets": len(piece), "mode": ep.mode, "mode_basis": "resent_psns",
+        "mode_certain": not either, "alternative": "selective-repeat" if either else "",
+        "delay_s": round(_silence(table, flow, first), 9),
+    }  # fmt: skip
+
+
 def episode_truth(
     table: PacketTable,
     ep: Episode,
@@ -81,12 +119,30 @@ def episode_truth(
     flow_of: dict[int, FlowRows],
     index_of: dict[int, int],
     redone: dict[int, int] | None = None,
-) -> dict[str, Any] | None:
-    """One `retransmissions` entry, or None when the capture shows none of its resends."""
+) -> list[dict[str, Any]]:
+    """The `retransmissions` entries of one episode: none when the capture shows none of its
+    resends, one per run when another episode's resends cut it (_pieces)."""
     mine = np.flatnonzero((table["episode"] == ep.idx) & (table["conn"] == ep.conn))
     resent = [int(i) for i in mine if int(table["role"][i]) == ep.role and int(i) in counted]
     if not resent:
-        return None
+        return []
+    pieces = _pieces(table, ep, resent, flow_of[resent[0]]) if ep.role == ROLE_REQUEST else []
+    rest = [_resumed_truth(table, ep, p, flow_of[p[0]]) for p in pieces[1:]]
+    resent = pieces[0] if pieces else resent
+    return [_entry(table, ep, resent, counted, flow_of, index_of, mine, redone or {}), *rest]
+
+
+def _entry(
+    table: PacketTable,
+    ep: Episode,
+    resent: list[int],
+    counted: set[int],
+    flow_of: dict[int, FlowRows],
+    index_of: dict[int, int],
+    mine: np.ndarray,
+    redone: dict[int, int],
+) -> dict[str, Any]:
+    """The entry of the episode's first (usually only) run of resends."""
     first = resent[0]
     flow = flow_of[first]
     start_at = first
@@ -99,7 +155,7 @@ def episode_truth(
         trigger = "timeout"
     alternative = _alternative(table, ep, resent, flow, counted)
     below = trigger == "timeout" and ep.role == ROLE_REQUEST
-    below = below and _acked_beyond(table, ep, start_at, redone or {})
+    below = below and _acked_beyond(table, ep, start_at, redone)
     alternative = alternative or ("go-back-0" if below else "")
     if trigger in ("nak", "rnr"):
         delay = float(table["ts"][start_at] - table["ts"][nak_at]) * NS

@@ -51,8 +51,7 @@ def flows_and_episodes(
             if e.mode == "go-back-0" and e.trigger == "nak" and e.trigger_row in index_of
         }
         for ep in res.episodes:
-            e = episode_truth(table, ep, ctx["retransmitted"], flow_of, index_of, redone)
-            visible += [e] if e is not None else []
+            visible += episode_truth(table, ep, ctx["retransmitted"], flow_of, index_of, redone)
     resolve_by_host(visible)
     for entry in entries:
         mine = [e for e in visible if (e["src_ip"], e["dst_ip"], e["dest_qp"]) == _key(entry)]
