@@ -219,4 +219,6 @@ def isin_small(values: np.ndarray, codes: tuple[int, ...]) -> np.ndarray:
     """np.isin for small non-negative codes (kinds, positions) by table lookup: faster."""
     table = np.zeros(256, bool)
     table[list(codes)] = True
+    if values.dtype == np.int8 and max(codes, default=0) < 128:  # kinds, positions
+        return np.take(table, values.view(np.uint8))  # negatives read 128..255: False
     return table[values.astype(np.intp) & 0xFF] & (values >= 0)
