@@ -7,6 +7,7 @@ first (rocetrace.analysis.cm), then by PSN space, DETH source QP and IP pair.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -147,20 +148,32 @@ def _cm_peers(
     return peer
 
 
+def _counters(pp: Prepared, flow_id: np.ndarray, order: FlowOrder) -> tuple[np.ndarray, ...]:
+    """Per flow: transport, MTU, frames of each kind and of each ECN value; none of it needs
+    the pairing, so it is counted beside it."""
+    n = len(order.bounds) - 1
+    both = counts_by(flow_id, n, pp.kind * 5 + np.where(pp.ecn >= 0, pp.ecn, 4), N_KINDS * 5)
+    both = both.reshape(n, N_KINDS, 5)
+    kinds, ecn = both.sum(axis=2), both[:, :, :4].sum(axis=1)
+    return majority(flow_id, order, pp.transport), _mtus(pp, order), kinds, ecn
+
+
 def build_flow_model(pp: Prepared, conns: pd.DataFrame | None = None) -> FlowModel:
     """Flows, their transport and MTU, and the pairing of the two directions (`conns`: the
     capture's CM connections, which name peers outright)."""
     flow_id, src, dst, qp = assign_flows(pp)
     n = len(src)
     order = flow_order(flow_id, n)
-    transport = majority(flow_id, order, pp.transport)
-    sport = majority(flow_id, order, pp.sport)
-    pair = np.full(n, -1, np.int64)
-    paired_by = np.full(n, "", dtype=object)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # numpy passes release the GIL
+        counted = pool.submit(_counters, pp, flow_id, order)
+        sport = majority(flow_id, order, pp.sport)
+        pair = np.full(n, -1, np.int64)
+        paired_by = np.full(n, "", dtype=object)
+        cm_peer = _cm_peers(pp, order, (src, dst, qp), conns, (pair, paired_by))
+        by_cm = cm_peer >= 0
+        _link(pair, paired_by, _psn_pairs(pp, flow_id, order, by_cm, sport), "psn")
+        transport, mtu, kinds, ecn = counted.result()
     peer_qp = np.full(n, -1, np.int64)
-    cm_peer = _cm_peers(pp, order, (src, dst, qp), conns, (pair, paired_by))
-    by_cm = cm_peer >= 0
-    _link(pair, paired_by, _psn_pairs(pp, flow_id, order, by_cm, sport), "psn")
     ud_src_qp = np.full(n, -1, np.int64)
     if (transport == UD).any():
         src_qp = majority(flow_id, order, np.where(pp.transport == UD, pp.deth_src_qp, -1))
@@ -172,11 +185,7 @@ def build_flow_model(pp: Prepared, conns: pd.DataFrame | None = None) -> FlowMod
     peer_qp[has_pair] = qp[pair[has_pair]]
     peer_qp[by_cm], paired_by[by_cm] = cm_peer[by_cm], "cm"  # also when the reverse is absent
     peer_qp[transport == UC] = -1  # UC sends no responses: no QP receives them
-    mtu = _mtus(pp, order)
     mtu[has_pair] = np.maximum(mtu[has_pair], mtu[pair[has_pair]])
-    both = counts_by(flow_id, n, pp.kind * 5 + np.where(pp.ecn >= 0, pp.ecn, 4), N_KINDS * 5)
-    both = both.reshape(n, N_KINDS, 5)
-    kinds, ecn = both.sum(axis=2), both[:, :, :4].sum(axis=1)
     return FlowModel(
         flow_id, src, dst, qp, pair, peer_qp, paired_by, transport, mtu, order, sport, kinds, ecn
     )
