@@ -6,6 +6,7 @@ Every analysis reads these arrays instead of the Arrow-backed table: the convers
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -172,41 +173,62 @@ def _kinds(
     return kind, syndrome
 
 
+# Prepared field -> (packet table column, dtype) for the columns converted as they are.
+_PLAIN: dict[str, tuple[str, type]] = {
+    "frame": ("frame", np.int64),
+    "wire_len": ("wire_len", np.int64),
+    "qp": ("dest_qp", np.int64),
+    "psn": ("psn", np.int64),
+    "payload_len": ("payload_len", np.int32),
+    "sport": ("udp_sport", np.int32),
+    "ecn": ("ecn", np.int16),
+    "dscp": ("dscp", np.int16),
+    "pcp": ("vlan_pcp", np.int16),
+    "reth_dma_length": ("reth_dma_length", np.int64),  # kept only when READs exist
+}
+
+
+def _plain_columns(df: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The columns with no opcode logic: read beside the opcode work (buffer copies and
+    casts release the GIL)."""
+    return {key: _ints(df, name, dtype) for key, (name, dtype) in _PLAIN.items()}
+
+
 def prepare(df: pd.DataFrame) -> Prepared:
     """Convert the packet table once: integer columns with -1 for null, IPs as codes,
     opcodes as kinds, transports and message positions."""
-    opcode = _ints(df, "opcode")
-    roce = category_in(df["encap"], ROCE_ENCAPS) & (opcode >= 0)
-    everywhere = bool(roce.all())
-    op = _roce_only(roce, everywhere, opcode, 0)
-    kind, syndrome = _kinds(df, roce, everywhere, op)
-    src, dst, ips = _ip_codes(df)
-    ts = _ints(df, "ts_ns")
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        beside = pool.submit(_plain_columns, df)
+        opcode = _ints(df, "opcode")
+        roce = category_in(df["encap"], ROCE_ENCAPS) & (opcode >= 0)
+        everywhere = bool(roce.all())
+        op = _roce_only(roce, everywhere, opcode, 0)
+        kind, syndrome = _kinds(df, roce, everywhere, op)
+        src, dst, ips = _ip_codes(df)
+        ts = _ints(df, "ts_ns")
+        in_time_order = bool(np.all(ts[1:] >= ts[:-1]))
+        plain = beside.result()
     transport = _roce_only(roce, everywhere, np.take(TRANSPORT_LUT, op), -1)
     read_request = _roce_only(roce, everywhere, np.take(READ_REQUEST_LUT, op), False)
+    no_reads = np.broadcast_to(np.int64(-1), (len(df),))
+    roce_only = {key: _roce_only(roce, everywhere, plain.pop(key), -1) for key in ("qp", "psn")}
+    dma_length = plain.pop("reth_dma_length") if read_request.any() else no_reads
     return Prepared(
-        frame=_ints(df, "frame"),
+        **plain,
+        **roce_only,
         ts=ts,
-        wire_len=_ints(df, "wire_len"),
         src=_roce_only(roce, everywhere, src, -1),
         dst=_roce_only(roce, everywhere, dst, -1),
         ips=ips,
-        qp=_roce_only(roce, everywhere, _ints(df, "dest_qp"), -1),
-        psn=_roce_only(roce, everywhere, _ints(df, "psn"), -1),
         opcode=_roce_only(roce, everywhere, opcode, -1),
         kind=kind,
         transport=transport,
         position=_roce_only(roce, everywhere, np.take(POSITION_LUT, op), POS_NONE),
         read_request=read_request,
-        dma_length=_ints_if(bool(read_request.any()), df, "reth_dma_length"),
+        dma_length=dma_length,
         syndrome=syndrome,
-        payload_len=_ints(df, "payload_len", np.int32),
         deth_src_qp=_ints_if(bool((transport == UD).any()), df, "deth_src_qp"),
-        ecn=_ints(df, "ecn", np.int16),
-        dscp=_ints(df, "dscp", np.int16),
-        pcp=_ints(df, "vlan_pcp", np.int16),
-        sport=_ints(df, "udp_sport", np.int32),
-        in_time_order=bool(np.all(ts[1:] >= ts[:-1])),
+        in_time_order=in_time_order,
     )
 
 
