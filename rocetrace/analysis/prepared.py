@@ -212,7 +212,8 @@ def prepare(df: pd.DataFrame) -> Prepared:
     read_request = _roce_only(roce, everywhere, np.take(READ_REQUEST_LUT, op), False)
     no_reads = np.broadcast_to(np.int64(-1), (len(df),))
     roce_only = {key: _roce_only(roce, everywhere, plain.pop(key), -1) for key in ("qp", "psn")}
-    dma_length = plain.pop("reth_dma_length") if read_request.any() else no_reads
+    dma_length = plain.pop("reth_dma_length")
+    dma_length = dma_length if read_request.any() else no_reads
     return Prepared(
         **plain,
         **roce_only,
