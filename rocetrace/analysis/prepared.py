@@ -239,9 +239,13 @@ def psn_delta(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
 
 
 def isin_small(values: np.ndarray, codes: tuple[int, ...]) -> np.ndarray:
-    """np.isin for small non-negative codes (kinds, positions) by table lookup: faster."""
+    """np.isin for small non-negative codes (kinds, positions): a few int8 compares, or a
+    table lookup for wider values and longer code lists; far faster than np.isin."""
+    if values.dtype == np.int8 and len(codes) <= 3:  # kinds, positions: SIMD compares
+        found = np.zeros(len(values), bool)
+        for code in codes:
+            found |= values == code
+        return found
     table = np.zeros(256, bool)
     table[list(codes)] = True
-    if values.dtype == np.int8 and max(codes, default=0) < 128:  # kinds, positions
-        return np.take(table, values.view(np.uint8))  # negatives read 128..255: False
     return table[values.astype(np.intp) & 0xFF] & (values >= 0)
