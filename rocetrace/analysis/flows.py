@@ -61,10 +61,12 @@ def assign_flows(pp: Prepared) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.n
     """Flow id per frame, numbered by first appearance; returns (flow_id, src, dst, qp).
     CNPs belong to no flow: they are attributed to the flow they throttle (congestion.py)."""
     inside = (pp.src >= 0) & (pp.dst >= 0) & (pp.qp >= 0) & (pp.kind != CNP)
-    key = np.where(inside, (pp.src << 44) | (pp.dst << 24) | pp.qp, -1)
+    everywhere = bool(inside.all())
+    key = (pp.src << 44) | (pp.dst << 24) | pp.qp
+    key = key if everywhere else np.where(inside, key, -1)
     codes, keys = pd.factorize(key, use_na_sentinel=False)  # hashing: numbered by appearance
     keys = np.asarray(keys, np.int64)
-    if len(keys) and not inside.all():  # drop the code of the outsiders' -1 key
+    if len(keys) and not everywhere:  # drop the code of the outsiders' -1 key
         outside = int(np.flatnonzero(keys == -1)[0])
         codes = np.where(codes > outside, codes - 1, codes)
         codes[~inside] = -1
