@@ -199,15 +199,16 @@ def prepare(df: pd.DataFrame) -> Prepared:
     opcodes as kinds, transports and message positions."""
     with ThreadPoolExecutor(max_workers=1) as pool:
         beside = pool.submit(_plain_columns, df)
+        ip_codes = pool.submit(_ip_codes, df)
         opcode = _ints(df, "opcode")
         roce = category_in(df["encap"], ROCE_ENCAPS) & (opcode >= 0)
         everywhere = bool(roce.all())
         op = _roce_only(roce, everywhere, opcode, 0)
         kind, syndrome = _kinds(df, roce, everywhere, op)
-        src, dst, ips = _ip_codes(df)
         ts = _ints(df, "ts_ns")
         in_time_order = bool(np.all(ts[1:] >= ts[:-1]))
         plain = beside.result()
+        src, dst, ips = ip_codes.result()
     transport = _roce_only(roce, everywhere, np.take(TRANSPORT_LUT, op), -1)
     read_request = _roce_only(roce, everywhere, np.take(READ_REQUEST_LUT, op), False)
     no_reads = np.broadcast_to(np.int64(-1), (len(df),))
