@@ -262,6 +262,21 @@ def scenario_mix(draw: st.DrawFn) -> dict[str, Any]:
     },
     seed=0,
 )
+@example(  # a lost READ response seen at the receiver: the requester re-issues that READ and
+    # resends the later READ right behind it (one go-back-N run): both are read re-issues
+    mix={
+        "ops": ("read",),
+        "recovery": "go-back-n",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 2,
+        "message_size": 4096,
+        "start_psn": 0xFFFFF0,
+        "losses": (Loss(rate=0.03125, direction="response", kind="read_response"),),
+        "max_packets": 3000,
+    },
+    seed=25,
+)
 @example(  # a READ re-issued after a timeout: no go-back-0 doubt (only requests restart)
     mix={
         "ops": ("write", "read"),

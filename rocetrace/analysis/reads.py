@@ -86,6 +86,33 @@ def _silence_ns(pp: Prepared, previous: int, i: int) -> int:
     return int(pp.ts[i] - pp.ts[previous]) if previous >= 0 else 0
 
 
+def _triggers(
+    pp: Prepared,
+    model: FlowModel,
+    reissues: np.ndarray,
+    flows: np.ndarray,
+    acks: _Acks,
+) -> list[str]:
+    """Each re-issue's trigger, taken in capture order (one loop step per re-issue). A later
+    READ REQUEST re-sent within the reaction time of the flow's previous re-issue is the same
+    go-back-N resend run (the requester resends every request after the lost response, while
+    the first re-issue's answers may already flow), so it shares that re-issue's trigger."""
+    triggers = [""] * len(reissues)
+    previous: dict[int, int] = {}  # response flow -> index k of its latest re-issue
+    for k in np.argsort(reissues, kind="stable"):
+        i, f = int(reissues[k]), int(flows[k])
+        p = previous.get(f)
+        since = int(reissues[p]) if p is not None else 0
+        ahead = int(psn_delta(pp.psn[i], pp.psn[since]))
+        if p is not None and 0 < ahead < WINDOW and pp.ts[i] - pp.ts[since] <= REACTION_NS:
+            triggers[k] = triggers[p]
+        else:
+            seen = _later_seen(pp, model, i, since, f, acks)
+            triggers[k] = "read_reissue" if seen else "timeout"
+        previous[f] = int(k)
+    return triggers
+
+
 def reissue_episodes(
     pp: Prepared,
     model: FlowModel,
@@ -102,12 +129,10 @@ def reissue_episodes(
     counts = np.bincount(owner[owner >= 0], minlength=len(reissues))
     acks = _Acks(progress)
     before = model.order.last_before(flows, reissues)
+    triggers = _triggers(pp, model, reissues, flows, acks)
     rows = []
     for k in np.flatnonzero(counts > 0):
-        i, f = int(reissues[k]), int(flows[k])
-        earlier = reissues[(reissues < i) & (flows == f)]
-        since = int(earlier.max()) if len(earlier) else 0
-        trigger = "read_reissue" if _later_seen(pp, model, i, since, f, acks) else "timeout"
+        i, f, trigger = int(reissues[k]), int(flows[k]), triggers[k]
         rows.append(
             {
                 "flow_id": f,
