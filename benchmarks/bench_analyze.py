@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import statistics
 import sys
 import time
@@ -24,7 +23,6 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.bench_decode import (  # noqa: E402
-    TSHARK_FIELDS,
     Run,
     Timings,
     load,
@@ -32,6 +30,7 @@ from benchmarks.bench_decode import (  # noqa: E402
     rocetrace_argv,
     setup_bench,
     time_processes,
+    tshark_run,
 )
 
 TARGET_SPEEDUP = 10.0
@@ -74,16 +73,10 @@ def truth_check(summary: Path, truth: Path) -> str:
 
 def process_runs(capture: Path, work: Path) -> tuple[Run, list[Run]]:
     """The first analyze run, then analyze and tshark's decode pass, repeated round-robin."""
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(work / "numba-cache"))
     analyze = [*rocetrace_argv(), "analyze", str(capture), "--json", str(work / "summary.json")]
-    first = Run("rocetrace analyze --json (first)", analyze, env)
-    repeated = [Run("rocetrace analyze --json", analyze, env)]
-    tshark = shutil.which("tshark")
-    if tshark:
-        fields = [a for f in TSHARK_FIELDS for a in ("-e", f)]
-        argv = [tshark, "-r", str(capture), "-T", "fields", *fields]
-        repeated.append(Run(TSHARK_RUN, argv, dict(os.environ)))
-    return first, repeated
+    first = Run("rocetrace analyze --json (first)", analyze, dict(os.environ))
+    repeated = [Run("rocetrace analyze --json", analyze, dict(os.environ))]
+    return first, repeated + tshark_run(capture, TSHARK_RUN)
 
 
 def print_verdicts(timings: list[Timings], decode: list[float], analysis: list[float]) -> None:
