@@ -123,7 +123,7 @@ def response_stream(pp: Prepared, model: FlowModel, requests: Stream) -> Stream:
 def _reads(pp: Prepared, model: FlowModel, req: Stream, s: Stream) -> tuple[np.ndarray, ...]:
     """First-time READ REQUESTs of the flows whose READ responses `s` holds: their flow,
     first and last response PSN (unwrapped), sorted by (flow, first PSN)."""
-    asked = model.pair[np.unique(s.flow)]
+    asked = model.pair[s.flow[s.first]]  # each flow once: the stream is sorted by flow
     wanted = np.zeros(len(model) + 1, bool)
     wanted[asked] = True  # asked holds -1 for unpaired flows: the spare last slot
     keep = np.flatnonzero(pp.read_request[req.idx] & ~req.retransmitted & wanted[req.flow])

@@ -30,28 +30,24 @@ TIMER_SILENCE_NS = 65_536  # a resend this long after the previous one: the ACK 
 ALTERNATIVES = ("selective-repeat", "go-back-0")  # what an uncertain episode may also be
 
 
-def _shift(a: np.ndarray, fill: object) -> np.ndarray:
-    out = np.empty_like(a)
-    out[1:] = a[:-1]
-    if len(out):
-        out[0] = fill
-    return out
-
-
 def episode_rows(s: Stream, pp: Prepared, naks: pd.DataFrame) -> np.ndarray:
     """Episode number per stream row (-1 for rows that are not resends). A new NAK shows
     as a restart (the PSN goes back), not where the NAK is seen: the sender reacts later;
     or as the resend of exactly the PSN a NAK asked for (_answers_new_nak); or after a
-    silence only the ACK timer explains."""
-    r = s.retransmitted
-    prev_r = _shift(r, False) & ~s.first
-    restart = s.ext <= _shift(s.ext, 0)
-    ts = pp.ts[s.idx]
-    stalled = (ts - _shift(ts, 0)) > TIMER_SILENCE_NS  # the ACK timer fired in between
-    start = r & (~prev_r | restart | stalled)
-    start[np.flatnonzero(r & ~start)] = _answers_new_nak(s, pp, naks, start)
-    number = np.cumsum(start) - 1
-    return np.where(r, number, -1)
+    silence only the ACK timer explains. Only resent rows are looked at (they are few)."""
+    ep = np.full(len(s), -1, np.int64)
+    rows = np.flatnonzero(s.retransmitted)
+    if not len(rows):
+        return ep
+    prev = rows - 1  # a flow's first row is never a resend: prev is in the same flow
+    prev_resent = s.retransmitted[prev] & ~s.first[rows]
+    restart = s.ext[rows] <= s.ext[prev]
+    stalled = (pp.ts[s.idx[rows]] - pp.ts[s.idx[prev]]) > TIMER_SILENCE_NS  # the timer fired
+    start = np.zeros(len(s), bool)
+    start[rows] = ~prev_resent | restart | stalled
+    start[np.flatnonzero(s.retransmitted & ~start)] = _answers_new_nak(s, pp, naks, start)
+    ep[rows] = np.cumsum(start[rows]) - 1
+    return ep
 
 
 def _answers_new_nak(s: Stream, pp: Prepared, naks: pd.DataFrame, start: np.ndarray) -> np.ndarray:
@@ -122,10 +118,9 @@ def _episodes(s: Stream, pp: Prepared, ep: np.ndarray, progress: pd.DataFrame) -
     cut = np.flatnonzero(np.diff(ep[rows], prepend=-1) != 0)
     ends = np.append(cut[1:], len(rows))
     first, last = rows[cut], rows[ends - 1]
-    step = s.ext - _shift(s.end, 0) - 1
-    jump = (step != 0) & (ep == _shift(ep, -2))
-    jump[jump] = ~_resumes_at_ack(s, pp, np.flatnonzero(jump), progress)
-    jump = jump[rows]
+    prev = rows - 1  # a flow's first row is never a resend
+    jump = (s.ext[rows] != s.end[prev] + 1) & (ep[rows] == ep[prev])  # skips inside the episode
+    jump[jump] = ~_resumes_at_ack(s, pp, rows[jump], progress)
     idx = s.idx[first]
     out = pd.DataFrame(
         {
