@@ -27,17 +27,6 @@ from rocetrace.analysis.prepared import (
 COLUMNS = ["rtt_min_s", "rtt_median_s", "rtt_max_s"]
 
 
-def _time_rank(pp: Prepared) -> tuple[np.ndarray, np.ndarray]:
-    """(rank of each frame in time order, timestamps in time order); frames with equal
-    timestamps keep capture order. Captures are nearly always in time order already."""
-    if pp.in_time_order:
-        return np.arange(len(pp), dtype=np.int64), pp.ts
-    by_time = np.argsort(pp.ts, kind="stable")
-    rank = np.empty(len(pp), np.int64)
-    rank[by_time] = np.arange(len(pp))
-    return rank, pp.ts[by_time]
-
-
 def _sent_by(pp: Prepared, ts_in_time: np.ndarray, a: np.ndarray) -> np.ndarray:
     """Per frame index: how many frames were sent at or before it (time rank bound)."""
     if not pp.in_time_order:
@@ -48,49 +37,78 @@ def _sent_by(pp: Prepared, ts_in_time: np.ndarray, a: np.ndarray) -> np.ndarray:
     return bound
 
 
-def _answered_requests(pp: Prepared, model: FlowModel) -> tuple[np.ndarray, np.ndarray]:
-    """(answer frames, the request frame each answers): the latest request of the paired flow
-    with the answer's PSN sent at or before the answer; answers without one are dropped."""
+def _time_rank_of(pp: Prepared, frames: np.ndarray) -> np.ndarray:
+    """Rank of `frames` in time order (equal timestamps keep capture order). Captures are
+    nearly always in time order already: then the rank is the frame index."""
+    if pp.in_time_order:
+        return frames
+    rank = np.empty(len(pp), np.int64)
+    rank[np.argsort(pp.ts, kind="stable")] = np.arange(len(pp))
+    return rank[frames]
+
+
+def _answers(pp: Prepared, model: FlowModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(answer frames, the flow each answers, its PSN) for answers of a paired flow."""
     answer = isin_small(pp.kind, (ACK, ATOMIC_ACK)) | (
         (pp.kind == READ_RESPONSE) & isin_small(pp.position, (POS_FIRST, POS_ONLY))
     )
-    a, a_flow = model.order.select(answer)
-    a = a[np.flatnonzero(model.pair[a_flow] >= 0)]
-    echoed = np.zeros(PSN_MOD, bool)  # only requests whose PSN some answer repeats
-    echoed[pp.psn[a]] = True
-    r, r_flow = model.order.select((pp.kind == REQUEST) & echoed[pp.psn & (PSN_MOD - 1)])
+    a = np.flatnonzero(answer)
+    flow, psn = model.flow_id[a], pp.psn[a]
+    asked = np.where(flow >= 0, model.pair[flow], -1)
+    keep = np.flatnonzero((asked >= 0) & (psn >= 0))
+    return a[keep], asked[keep], psn[keep]
+
+
+def _echoed_requests(
+    pp: Prepared, model: FlowModel, psns: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(request frames, their flows) of the requests whose PSN is among `psns`: only these
+    can be answered, a small share of all requests."""
+    echoed = np.zeros(PSN_MOD, bool)
+    echoed[psns] = True
+    wanted = (pp.kind == REQUEST) & np.take(echoed, pp.psn, mode="wrap")  # wrap: PSN mod 2^24
+    r = np.flatnonzero(wanted)
+    flow = model.flow_id[r]
+    keep = np.flatnonzero(flow >= 0)
+    return r[keep], flow[keep]
+
+
+def _sorted_pairs(major: np.ndarray, minor: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sort (major, minor) pairs of integers >= 0; one packed integer sort when both fit in
+    62 bits."""
+    shift = int(minor.max(initial=0)).bit_length()
+    if shift + int(major.max(initial=0)).bit_length() > 62:
+        by = np.lexsort((minor, major))
+        return major[by], minor[by]
+    packed = np.sort((major << shift) | minor)
+    return packed >> shift, packed & ((1 << shift) - 1)
+
+
+def _answered_rtts(pp: Prepared, model: FlowModel) -> tuple[np.ndarray, np.ndarray]:
+    """(request flow, RTT in ns) per answer whose request was seen: the latest request of the
+    paired flow with the answer's PSN sent at or before the answer.
+
+    Requests and answers are sorted together by (flow, PSN, time code): a request's code is
+    2 * its time rank + 1, an answer's 2 * the frames sent at or before it. The answered
+    request is then the last request before the answer, if of the same (flow, PSN), and the
+    codes give both timestamps back: a sort of packed integers, no argsort."""
+    a, asked, a_psn = _answers(pp, model)
+    r, r_flow = _echoed_requests(pp, model, a_psn)
     if len(a) == 0 or len(r) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    rank, ts_in_time = _time_rank(pp)
-    # Requests sorted by (flow, PSN, time); one composite key: dense (flow, PSN) id, time rank.
-    key = (r_flow << 24) | pp.psn[r]
-    by_key = np.argsort(key, kind="stable")
-    r, key = r[by_key], key[by_key]
-    starts = group_starts(key)
-    dense = np.cumsum(starts) - 1
-    bits = max(len(pp).bit_length(), 1)
-    composite = (dense << bits) | rank[r]
-    if not bool(np.all(composite[1:] >= composite[:-1])):
-        by_time = np.argsort(composite, kind="stable")
-        r, composite = r[by_time], composite[by_time]
-    uniq = key[starts]
-    wanted = (model.pair[model.flow_id[a]] << 24) | pp.psn[a]
-    at = np.minimum(np.searchsorted(uniq, wanted), len(uniq) - 1)
-    bound = _sent_by(pp, ts_in_time, a)
-    j = np.searchsorted(composite, (at << bits) | bound, "left") - 1
-    ok = (uniq[at] == wanted) & (j >= 0)
-    ok &= (composite[np.maximum(j, 0)] >> bits) == at
-    return a[ok], r[j[ok]]
-
-
-def _by_flow_then_value(flow: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sort (flow, value >= 0) pairs; one packed integer sort when both fit in 62 bits."""
-    shift = int(value.max(initial=0)).bit_length()
-    if shift + int(flow.max(initial=0)).bit_length() > 62:
-        by = np.lexsort((value, flow))
-        return flow[by], value[by]
-    packed = np.sort((flow << shift) | value)
-    return packed >> shift, packed & ((1 << shift) - 1)
+    ts_in_time = pp.ts if pp.in_time_order else np.sort(pp.ts)
+    key = np.concatenate(((r_flow << 24) | pp.psn[r], (asked << 24) | a_psn))
+    code = np.concatenate((2 * _time_rank_of(pp, r) + 1, 2 * _sent_by(pp, ts_in_time, a)))
+    key, code = _sorted_pairs(key, code)
+    is_request = (code & 1).astype(bool)
+    last_request = np.maximum.accumulate(np.where(is_request, np.arange(len(code)), -1))
+    at = np.flatnonzero(~is_request)
+    req = last_request[at]
+    hit = np.flatnonzero(req >= 0)
+    at, req = at[hit], req[hit]
+    hit = np.flatnonzero(key[req] == key[at])
+    at, req = at[hit], req[hit]
+    return key[req] >> 24, ts_in_time[(code[at] >> 1) - 1] - ts_in_time[code[req] >> 1]
 
 
 def rtt_per_flow(pp: Prepared, model: FlowModel) -> pd.DataFrame:
@@ -98,9 +116,9 @@ def rtt_per_flow(pp: Prepared, model: FlowModel) -> pd.DataFrame:
     n = len(model)
     stats = np.full((n, 3), np.nan)
     samples = np.zeros(n, np.int64)
-    a, r = _answered_requests(pp, model)
-    if len(a):
-        flow, rtt_ns = _by_flow_then_value(model.flow_id[r], pp.ts[a] - pp.ts[r])
+    flow, rtt_ns = _answered_rtts(pp, model)
+    if len(flow):
+        flow, rtt_ns = _sorted_pairs(flow, rtt_ns)
         rtt_s = rtt_ns / 1e9
         bounds = np.flatnonzero(group_starts(flow))
         count = np.diff(np.append(bounds, len(flow)))
