@@ -7,7 +7,7 @@ import pytest
 from analysis_builder import A, B, ack, at, cnp, nak, packet_table, req, rnr
 
 from rocetrace.analysis.api import parse_link_speed
-from rocetrace.analysis.gaps import running_max_before, unwrap
+from rocetrace.analysis.gaps import sorted_stream
 from rocetrace.analysis.pipeline import analyze_packets
 from rocetrace.analysis.retransmissions import ack_timeout_estimate
 
@@ -22,10 +22,9 @@ def flow(a, src: str = A):  # type: ignore[no-untyped-def]
 
 def test_unwrap_and_running_max_cross_the_psn_wrap() -> None:
     psn = np.array([0xFFFFFE, 0xFFFFFF, 0, 1, 0xFFFFFF, 2])
-    starts = np.array([True, False, False, False, False, False])
-    ext = unwrap(psn, starts)
-    assert ext.tolist() == [0xFFFFFE, 0xFFFFFF, 1 << 24, (1 << 24) + 1, 0xFFFFFF, (1 << 24) + 2]
-    assert running_max_before(ext, starts)[4] == (1 << 24) + 1
+    s = sorted_stream(np.arange(6), np.zeros(6, np.int64), psn, None)
+    assert s.ext.tolist() == [0xFFFFFE, 0xFFFFFF, 1 << 24, (1 << 24) + 1, 0xFFFFFF, (1 << 24) + 2]
+    assert s.high_before[4] == (1 << 24) + 1 and s.retransmitted.tolist()[4]
 
 
 def test_clean_flow_across_wrap_with_coalesced_ack() -> None:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rocetrace.analysis.flows import majority
-from rocetrace.analysis.gaps import running_max_before, unwrap
+from rocetrace.analysis.gaps import running_max_before, sorted_stream
 from rocetrace.analysis.order import counts_by, flow_order, rank_in_group, stable_order
 from rocetrace.analysis.pairing import dense_ids
 from rocetrace.analysis.pipeline import analyze_packets
@@ -83,11 +83,53 @@ def test_running_max_handles_values_beyond_the_packed_range() -> None:
 
 def test_unwrap_accepts_unsigned_psns() -> None:
     psn = np.array([0xFFFFFF, 0, 1], np.uint32)
-    assert unwrap(psn, np.array([True, False, False])).tolist() == [
-        0xFFFFFF,
-        1 << 24,
-        (1 << 24) + 1,
+    s = sorted_stream(np.arange(3), np.zeros(3, np.int64), psn, None)
+    assert s.ext.tolist() == [0xFFFFFF, 1 << 24, (1 << 24) + 1]
+
+
+def stream_reference(flow: list[int], psn: list[int], span: list[int]) -> dict[str, list]:
+    """A PSN stream row by row, as the summary defines it: unwrap each PSN next to the
+    previous one of its flow, then resent = not beyond the highest PSN occupied before."""
+    out: dict[str, list] = {k: [] for k in ("ext", "end", "high", "resent", "gap")}
+    for i, f in enumerate(flow):
+        first = i == 0 or flow[i - 1] != f
+        if first:
+            ext, high = psn[i], None
+        else:
+            ext += (psn[i] - psn[i - 1] + (1 << 23)) % (1 << 24) - (1 << 23)
+        end = ext + span[i] - 1
+        out["ext"].append(ext)
+        out["end"].append(end)
+        out["high"].append(high)
+        out["resent"].append(high is not None and ext <= high)
+        out["gap"].append(0 if high is None else max(ext - high - 1, 0))
+        high = end if high is None else max(high, end)
+    return out
+
+
+rows = st.lists(
+    st.tuples(st.integers(0, 3), st.integers(0, (1 << 24) - 1), st.integers(1, 40)),
+    min_size=1,
+    max_size=80,
+)
+
+
+@given(rows, st.booleans())
+def test_psn_stream_scan_matches_a_row_by_row_reference(data: list, spans: bool) -> None:
+    data.sort(key=lambda r: r[0])  # sorted by flow, capture order kept within it
+    flow, psn, span = (list(c) for c in zip(*data, strict=True))
+    span = span if spans else [1] * len(data)
+    s = sorted_stream(
+        np.arange(len(data)), np.array(flow), np.array(psn), np.array(span) if spans else None
+    )
+    want = stream_reference(flow, psn, span)
+    firsts = [h is None for h in want["high"]]
+    assert s.first.tolist() == firsts
+    assert s.ext.tolist() == want["ext"] and s.end.tolist() == want["end"]
+    assert [h for h, f in zip(s.high_before.tolist(), firsts, strict=True) if not f] == [
+        h for h in want["high"] if h is not None
     ]
+    assert s.retransmitted.tolist() == want["resent"] and s.gap.tolist() == want["gap"]
 
 
 @settings(max_examples=30, deadline=None)

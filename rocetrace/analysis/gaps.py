@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rocetrace.analysis import native
 from rocetrace.analysis.flows import UD, FlowModel
 from rocetrace.analysis.order import group_starts, stable_order
 from rocetrace.analysis.prepared import (
     ATOMIC_ACK,
-    HALF,
     PSN_MOD,
     READ_RESPONSE,
     REQUEST,
@@ -24,8 +24,6 @@ from rocetrace.analysis.prepared import (
 )
 
 BIG = np.int64(1) << 42  # separates flows in one sorted key
-_NONE = np.iinfo(np.int64).min // 4
-_SPAN = BIG // 4  # values within +-_SPAN need no per-group shift in running_max_before
 
 
 @dataclass
@@ -45,44 +43,9 @@ class Stream:
         return len(self.idx)
 
 
-def _group_lengths(heads: np.ndarray, n: int) -> np.ndarray:
-    return np.diff(np.append(heads, n))
-
-
-def unwrap(psn: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Unwrap 24-bit PSNs within each group by accumulating signed modular steps."""
-    psn = np.asarray(psn, np.int64)
-    if len(psn) == 0:
-        return psn.copy()
-    step = np.empty(len(psn), np.int64)
-    np.subtract(psn[1:], psn[:-1], out=step[1:])  # psn_delta, in place: no temporaries
-    step[1:] += HALF
-    step[1:] &= PSN_MOD - 1
-    step[1:] -= HALF
-    heads = np.flatnonzero(starts)
-    step[heads] = psn[heads]
-    total = np.cumsum(step)
-    base = total[heads] - step[heads]
-    total -= np.repeat(base, _group_lengths(heads, len(psn)))
-    return total
-
-
 def running_max_before(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Per group, the maximum of the earlier values (_NONE on each group's first row)."""
-    if len(values) == 0:
-        return values.copy()
-    heads = np.flatnonzero(starts)
-    lengths = _group_lengths(heads, len(values))
-    offset = np.repeat(np.arange(len(heads), dtype=np.int64) * BIG, lengths)  # group g: +g*BIG
-    if values.min() <= -_SPAN or values.max() >= _SPAN:  # shift each group to start at 0
-        offset -= np.repeat(np.minimum.reduceat(values, heads), lengths)
-    lifted = values + offset
-    np.maximum.accumulate(lifted, out=lifted)
-    lifted -= offset
-    before = np.empty_like(lifted)
-    before[1:] = lifted[:-1]
-    before[heads] = _NONE
-    return before
+    """Per group, the maximum of the earlier values (NONE on each group's first row)."""
+    return native.max_before(values, starts)
 
 
 def build_stream(idx: np.ndarray, flow: np.ndarray, psn: np.ndarray, span: np.ndarray) -> Stream:
@@ -94,14 +57,10 @@ def build_stream(idx: np.ndarray, flow: np.ndarray, psn: np.ndarray, span: np.nd
 def sorted_stream(
     idx: np.ndarray, flow: np.ndarray, psn: np.ndarray, span: np.ndarray | None
 ) -> Stream:
-    """Rows already sorted by (flow, frame): unwrap, mark resends and gaps. `span`: PSNs
-    each row occupies, None for one each."""
-    first = group_starts(flow)
-    ext = unwrap(psn, first)
-    end = ext if span is None else ext + span - 1
-    high = running_max_before(end, first)
-    retransmitted = ~first & (ext <= high)
-    gap = np.where(first, 0, np.maximum(ext - high - 1, 0))
+    """Rows already sorted by (flow, frame): unwrap, mark resends and gaps, in one C pass
+    (a row depends on the rows before it). `span`: PSNs each row occupies, None for one
+    each."""
+    first, ext, end, high, retransmitted, gap = native.scan_stream(flow, psn, span)
     return Stream(idx, flow, first, ext, end, high, retransmitted, gap)
 
 

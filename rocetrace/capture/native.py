@@ -9,11 +9,10 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cache
 from itertools import pairwise
-from pathlib import Path
 from typing import TypeVar
 
+from rocetrace._source_hash import check_build_is_current
 from rocetrace.capture import layers
-from rocetrace.capture._source_hash import source_hash
 from rocetrace.schema import ANOMALIES, ENCAPS, ICRC_STATUSES
 
 try:
@@ -26,18 +25,7 @@ except ImportError as exc:
     ) from exc
 
 
-def _check_build_is_current() -> None:
-    """In a checkout, the compiled module must be built from the C sources beside it: old
-    kernels behind new Python wrappers would read their arguments wrongly."""
-    expected = source_hash(Path(__file__).resolve().parent)
-    if expected is not None and expected != _kernels.SOURCE_HASH:
-        raise ImportError(
-            "rocetrace's C decoder is out of date: its C sources changed since it was "
-            "compiled; rebuild it with `python3 -m pip install -e .` in the rocetrace checkout"
-        )
-
-
-_check_build_is_current()
+check_build_is_current("rocetrace.capture._kernels", _kernels.SOURCE_HASH)
 
 __all__ = ["THREADS", "frame_ranges", "kernels", "over_frames"]
 

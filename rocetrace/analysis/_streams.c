@@ -1,0 +1,147 @@
+/* rocetrace.analysis._streams: the PSN stream scans of the analysis, as a CPython module.
+ *
+ * Each scan is one pass over rows sorted by (flow, frame), carrying a value from row to row
+ * within a flow. numpy can only express that as several full-length passes (cumulative
+ * sums, repeats, shifts); here it is one loop. Arrays come in through the buffer protocol
+ * (_buffers.h), checked before the GIL is released.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+#include "../capture/_buffers.h"
+
+#define PSN_MOD ((int64_t)1 << 24)
+#define HALF ((int64_t)1 << 23)
+#define NONE (INT64_MIN / 4) /* "no earlier row": far below any PSN, safe to subtract from */
+
+/* The signed step from one 24-bit PSN to the next, in [-2^23, 2^23). */
+static inline int64_t psn_step(int64_t psn, int64_t prev)
+{
+    uint64_t step = ((uint64_t)psn - (uint64_t)prev + (uint64_t)HALF) & (uint64_t)(PSN_MOD - 1);
+    return (int64_t)step - HALF;
+}
+
+typedef struct {
+    const int64_t *flow, *psn, *span; /* span NULL: each row occupies one PSN */
+    uint8_t *first, *resent;
+    int64_t *ext, *end, *high, *gap; /* end NULL when span is NULL: end is ext */
+    Py_ssize_t n;
+} Stream;
+
+/* Per row: first of its flow; unwrapped PSN (the flow's first PSN as is, then signed 24-bit
+ * steps); last PSN it occupies; the highest `end` earlier in the flow (NONE at the first
+ * row); resent (not beyond that highest); PSNs skipped just before it. */
+static void scan_stream(const Stream *s)
+{
+    int64_t ext = 0, high = NONE;
+    for (Py_ssize_t i = 0; i < s->n; i++) {
+        int first = i == 0 || s->flow[i] != s->flow[i - 1];
+        if (first) {
+            ext = s->psn[i];
+            high = NONE;
+        } else {
+            ext += psn_step(s->psn[i], s->psn[i - 1]);
+        }
+        int64_t end = s->span ? ext + s->span[i] - 1 : ext;
+        s->first[i] = (uint8_t)first;
+        s->ext[i] = ext;
+        if (s->end)
+            s->end[i] = end;
+        s->high[i] = high;
+        s->resent[i] = !first && ext <= high;
+        s->gap[i] = first || ext - high - 1 < 0 ? 0 : ext - high - 1;
+        if (first || end > high)
+            high = end;
+    }
+}
+
+static PyObject *py_scan_stream(PyObject *self, PyObject *args)
+{
+    PyObject *o[9];
+    if (!PyArg_ParseTuple(args, "OOOOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6],
+                          &o[7], &o[8]))
+        return NULL;
+    Arrs arrs = {.used = 0};
+    Stream s = {.span = NULL, .end = NULL};
+    s.flow = array(&arrs, o[0], "flow", 'i', 8, 1, -1, -1, 0);
+    s.n = s.flow ? dim(&arrs, 0) : 0;
+#define VEC(obj, name, kind, size, w) array(&arrs, obj, name, kind, size, 1, -1, s.n, w)
+    int ok = s.flow && (s.psn = VEC(o[1], "psn", 'i', 8, 0));
+    ok = ok && (o[2] == Py_None || (s.span = VEC(o[2], "span", 'i', 8, 0)));
+    ok = ok && (s.first = VEC(o[3], "first", 'x', 1, 1)) && (s.ext = VEC(o[4], "ext", 'i', 8, 1));
+    ok = ok && (o[5] == Py_None || (s.end = VEC(o[5], "end", 'i', 8, 1)));
+    ok = ok && (s.high = VEC(o[6], "high", 'i', 8, 1));
+    ok = ok && (s.resent = VEC(o[7], "resent", 'x', 1, 1)) && (s.gap = VEC(o[8], "gap", 'i', 8, 1));
+#undef VEC
+    if (!ok)
+        return done(&arrs, NULL);
+    if ((s.span == NULL) != (s.end == NULL)) {
+        PyErr_SetString(PyExc_ValueError, "span and end: both arrays or both None");
+        return done(&arrs, NULL);
+    }
+    Py_BEGIN_ALLOW_THREADS
+    scan_stream(&s);
+    Py_END_ALLOW_THREADS
+    return done(&arrs, Py_NewRef(Py_None));
+}
+
+/* Per row, the maximum of the earlier values of its group (NONE at a group's first row). */
+static void max_before(const uint8_t *starts, const int64_t *values, int64_t *out, Py_ssize_t n)
+{
+    int64_t high = NONE;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (starts[i])
+            high = NONE;
+        out[i] = high;
+        if (values[i] > high)
+            high = values[i];
+    }
+}
+
+static PyObject *py_max_before(PyObject *self, PyObject *args)
+{
+    PyObject *starts_o, *values_o, *out_o;
+    if (!PyArg_ParseTuple(args, "OOO", &starts_o, &values_o, &out_o))
+        return NULL;
+    Arrs arrs = {.used = 0};
+    const uint8_t *starts = array(&arrs, starts_o, "starts", 'x', 1, 1, -1, -1, 0);
+    Py_ssize_t n = starts ? dim(&arrs, 0) : 0;
+    const int64_t *values = starts ? array(&arrs, values_o, "values", 'i', 8, 1, -1, n, 0) : NULL;
+    int64_t *out = values ? array(&arrs, out_o, "out", 'i', 8, 1, -1, n, 1) : NULL;
+    if (!out)
+        return done(&arrs, NULL);
+    Py_BEGIN_ALLOW_THREADS
+    max_before(starts, values, out, n);
+    Py_END_ALLOW_THREADS
+    return done(&arrs, Py_NewRef(Py_None));
+}
+
+static PyMethodDef methods[] = {
+    {"scan_stream", py_scan_stream, METH_VARARGS, "Unwrap, resends and gaps of a PSN stream."},
+    {"max_before", py_max_before, METH_VARARGS, "Per group, the maximum of earlier values."},
+    {NULL, NULL, 0, NULL},
+};
+
+#ifndef SOURCE_HASH
+#define SOURCE_HASH "unknown" /* setup.py passes the sources' hash (rocetrace/_source_hash.py) */
+#endif
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_streams", "The PSN stream scans of rocetrace's analysis.", -1,
+    methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__streams(void)
+{
+    PyObject *m = PyModule_Create(&module);
+    PyObject *none = m ? PyLong_FromLongLong(NONE) : NULL;
+    if (!none)
+        return Py_XDECREF(m), NULL;
+    int bad = PyModule_AddStringConstant(m, "SOURCE_HASH", SOURCE_HASH) < 0 ||
+              PyModule_AddObjectRef(m, "NONE", none) < 0;
+    Py_DECREF(none);
+    if (bad)
+        return Py_DECREF(m), NULL;
+    return m;
+}

@@ -1,0 +1,14 @@
+# The C module rocetrace.analysis._streams (rocetrace/analysis/_streams.c). Arrays are any
+# C-contiguous buffers of the stated element type, all of one length.
+from typing import Any
+
+Array = Any
+
+SOURCE_HASH: str
+NONE: int
+
+def scan_stream(
+    flow: Array, psn: Array, span: Array | None, first: Array, ext: Array, end: Array | None,
+    high: Array, resent: Array, gap: Array, /,
+) -> None: ...
+def max_before(starts: Array, values: Array, out: Array, /) -> None: ...
