@@ -4,8 +4,6 @@ source-port entropy per host pair (many QPs on one source port hash onto one ECM
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pandas as pd
 
@@ -16,45 +14,74 @@ from rocetrace.analysis.prepared import REQUEST, Prepared
 def qos_per_flow(pp: Prepared, model: FlowModel) -> pd.DataFrame:
     """Per flow: its usual DSCP, PCP and UDP source port, and whether it is ECN-capable
     (no packet of it, CNPs aside, sent with ECN 00)."""
-    n = len(model)
-    out = pd.DataFrame(index=pd.RangeIndex(n))
-    out["udp_sport"] = model.sport
-    out["dscp"] = majority(model.flow_id, model.order, pp.dscp)
-    out["vlan_pcp"] = majority(model.flow_id, model.order, pp.pcp)
     not_capable = model.ecn[:, 0]
-    out["ecn_not_capable_packets"] = not_capable
-    out["ecn_capable"] = not_capable == 0
-    out["requests"] = model.kinds[:, REQUEST]
-    return out
+    return pd.DataFrame(
+        {
+            "udp_sport": model.sport,
+            "dscp": majority(model.flow_id, model.order, pp.dscp),
+            "vlan_pcp": majority(model.flow_id, model.order, pp.pcp),
+            "ecn_not_capable_packets": not_capable,
+            "ecn_capable": not_capable == 0,
+            "requests": model.kinds[:, REQUEST],
+        },
+        index=pd.RangeIndex(len(model)),
+    )
+
+
+SPORT_COLUMNS = ["src_ip", "dst_ip", "qps", "distinct_sports", "colliding_qps", "busiest_sport"]
+
+
+def _descending(values: np.ndarray) -> np.ndarray:
+    """The order pandas' sort_values(ascending=False) gives: its quicksort on the reversed
+    values, reversed back (ties in that sort's order, which busiest_sport has always used)."""
+    idx = np.arange(len(values))[::-1]
+    return idx[values[::-1].argsort(kind="quicksort")][::-1]
 
 
 def sport_entropy(flows: pd.DataFrame) -> pd.DataFrame:
-    """Per host pair (direction): QPs, distinct UDP source ports, QPs sharing a port."""
-    data = flows[(flows["requests"] > 0) & (flows["dest_qp"] != GSI_QP) & (flows["udp_sport"] >= 0)]
-    cols = ["src_ip", "dst_ip", "qps", "distinct_sports", "colliding_qps", "busiest_sport"]
-    if data.empty:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
-    counts: Any = data.groupby(["src_ip", "dst_ip", "udp_sport"], observed=True).size()
-    per_port: Any = counts.rename("qps_on_port").reset_index()
-    g = per_port.groupby(["src_ip", "dst_ip"], observed=True)["qps_on_port"]
-    out = pd.DataFrame({"qps": g.sum(), "distinct_sports": g.size()})
-    shared = per_port[per_port["qps_on_port"] > 1].groupby(["src_ip", "dst_ip"], observed=True)
-    out["colliding_qps"] = shared["qps_on_port"].sum().reindex(out.index).fillna(0).astype(int)
-    top = per_port.sort_values("qps_on_port", ascending=False).drop_duplicates(["src_ip", "dst_ip"])
-    out["busiest_sport"] = top.set_index(["src_ip", "dst_ip"])["udp_sport"].reindex(out.index)
-    return out.reset_index()[cols]
+    """Per host pair (direction): QPs, distinct UDP source ports, QPs sharing a port.
+    A few rows per flow at most: numpy on the flow columns, no pandas groupby."""
+    sport = flows["udp_sport"].to_numpy(np.int64)
+    data = (flows["requests"].to_numpy() > 0) & (flows["dest_qp"].to_numpy() != GSI_QP)
+    keep = np.flatnonzero(data & (sport >= 0))
+    if len(keep) == 0:
+        return pd.DataFrame(columns=SPORT_COLUMNS, dtype=object)
+    src_names, src = np.unique(flows["src_ip"].to_numpy(object)[keep], return_inverse=True)
+    dst_names, dst = np.unique(flows["dst_ip"].to_numpy(object)[keep], return_inverse=True)
+    # One row per (host pair, port), sorted as a groupby on (src_ip, dst_ip, udp_sport).
+    ports, qps_on_port = np.unique(
+        ((src * len(dst_names) + dst) << 16) | sport[keep], return_counts=True
+    )
+    pair, port = ports >> 16, ports & 0xFFFF
+    pairs, first = np.unique(pair, return_index=True)
+    busiest = _descending(qps_on_port)
+    top = busiest[np.unique(pair[busiest], return_index=True)[1]]
+    return pd.DataFrame(
+        {
+            "src_ip": src_names[pairs // len(dst_names)],
+            "dst_ip": dst_names[pairs % len(dst_names)],
+            "qps": np.add.reduceat(qps_on_port, first),
+            "distinct_sports": np.diff(np.append(first, len(ports))),
+            "colliding_qps": np.add.reduceat(np.where(qps_on_port > 1, qps_on_port, 0), first),
+            "busiest_sport": port[top],
+        }
+    )
 
 
 def cnp_class_audit(cnps: pd.DataFrame, flows: pd.DataFrame) -> pd.DataFrame:
     """CNPs whose class is not above the data they throttle (PCP when both are tagged,
     DSCP otherwise)."""
-    known = cnps[cnps["flow_id"].notna()]
-    data = flows.set_index("flow_id").loc[known["flow_id"].astype(int), ["dscp", "vlan_pcp"]]
-    data_dscp, data_pcp = data["dscp"].to_numpy(), data["vlan_pcp"].to_numpy()
-    tagged = (known["vlan_pcp"].to_numpy() >= 0) & (data_pcp >= 0)
-    low = np.where(
-        tagged,
-        known["vlan_pcp"].to_numpy() <= data_pcp,
-        known["dscp"].to_numpy() <= data_dscp,
-    )
-    return known[low & (data_dscp >= 0)]
+    fid = cnps["flow_id"].to_numpy(np.int64, na_value=-1)
+    known = np.flatnonzero(fid >= 0)
+    if len(known) == 0:
+        return cnps.iloc[known]
+    row_of = np.zeros(int(fid.max()) + 1, np.int64)  # flow id -> row of the flows table
+    ids = flows["flow_id"].to_numpy(np.int64)
+    inside = ids <= fid.max()
+    row_of[ids[inside]] = np.flatnonzero(inside)
+    rows = row_of[fid[known]]
+    data_dscp = flows["dscp"].to_numpy()[rows]
+    data_pcp = flows["vlan_pcp"].to_numpy()[rows]
+    pcp, dscp = cnps["vlan_pcp"].to_numpy()[known], cnps["dscp"].to_numpy()[known]
+    low = np.where((pcp >= 0) & (data_pcp >= 0), pcp <= data_pcp, dscp <= data_dscp)
+    return cnps.iloc[known[low & (data_dscp >= 0)]]
