@@ -11,33 +11,54 @@ import numpy as np
 import pandas as pd
 
 from rocetrace.analysis.flows import FlowModel
+from rocetrace.analysis.order import group_starts
 from rocetrace.analysis.prepared import CNP, Prepared
 
 RATE_WINDOW_NS = 100_000  # throughput is measured over this long before and after a CNP
 
 
+def _flow_key(src: np.ndarray, dst: np.ndarray, qp: np.ndarray | int) -> np.ndarray:
+    """(src, dst, QP) packed as flows.assign_flows packs them: IP codes < 2^20, QP < 2^24."""
+    return (src << 44) | (dst << 24) | qp
+
+
+def _lookup(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Per wanted key: the value of the key that occurs exactly once in `keys`, -1 for a key
+    found never or more than once (ambiguous)."""
+    order = np.argsort(keys, kind="stable")
+    k = keys[order]
+    once = group_starts(k) & np.append(k[1:] != k[:-1], True)
+    k, v = k[once], values[order[once]]
+    if len(k) == 0:
+        return np.full(len(wanted), -1, np.int64)
+    at = np.minimum(np.searchsorted(k, wanted), len(k) - 1)
+    return np.where(k[at] == wanted, v[at], -1)
+
+
 def throttled_flow(pp: Prepared, model: FlowModel, idx: np.ndarray) -> np.ndarray:
     """The flow each CNP throttles: sent by the CNP's destination host to the CNP's source,
     from the QP the CNP names (its peer_qp); else the only flow between them that way."""
-    keys = pd.DataFrame({"s": model.src, "d": model.dst, "peer": model.peer_qp})
-    keys["f"] = np.arange(len(model))
-    by_peer = keys[keys["peer"] >= 0].drop_duplicates(["s", "d", "peer"], keep=False)
-    lone = keys.drop_duplicates(["s", "d"], keep=False)
-    cnp = pd.DataFrame({"s": pp.dst[idx], "d": pp.src[idx], "peer": pp.qp[idx]})
-    exact = cnp.merge(by_peer, on=["s", "d", "peer"], how="left")["f"]
-    loose = cnp[["s", "d"]].merge(lone[["s", "d", "f"]], on=["s", "d"], how="left")["f"]
-    return exact.fillna(loose).fillna(-1).to_numpy(np.int64)
+    flow = np.arange(len(model), dtype=np.int64)
+    peer = np.flatnonzero(model.peer_qp >= 0)
+    named = _lookup(
+        _flow_key(model.src[peer], model.dst[peer], model.peer_qp[peer]),
+        flow[peer],
+        np.where(pp.qp[idx] >= 0, _flow_key(pp.dst[idx], pp.src[idx], pp.qp[idx]), -1),
+    )
+    lone = _lookup(_flow_key(model.src, model.dst, 0), flow, _flow_key(pp.dst[idx], pp.src[idx], 0))
+    return np.where(named >= 0, named, lone)
 
 
 def _ce_before(
-    cnp_flow: np.ndarray, cnp_ts: np.ndarray, pp: Prepared, ce_flow: np.ndarray
+    cnp_flow: np.ndarray, cnp_ts: np.ndarray, pp: Prepared, model: FlowModel
 ) -> np.ndarray:
     """Per CNP: was a CE-marked packet of its flow seen since that flow's previous CNP?"""
     out = np.zeros(len(cnp_flow), bool)
-    ce = np.flatnonzero(ce_flow >= 0)
-    for f in np.unique(cnp_flow[cnp_flow >= 0]):
+    flows = np.unique(cnp_flow[cnp_flow >= 0])
+    for f in flows[model.ecn[flows, 3] > 0]:  # only flows with CE marks (CNPs are in none)
         rows = np.flatnonzero(cnp_flow == f)
-        marks = np.sort(pp.ts[ce[ce_flow[ce] == f]])
+        own = model.order.frames_of(int(f))
+        marks = np.sort(pp.ts[own[pp.ecn[own] == 3]])
         t = cnp_ts[rows]
         prev = np.concatenate(([np.iinfo(np.int64).min], t[:-1]))
         out[rows] = np.searchsorted(marks, t, "right") > np.searchsorted(marks, prev, "right")
@@ -63,44 +84,64 @@ def _rates(
     return before, after
 
 
+def _intervals_s(flow: np.ndarray, ts: np.ndarray) -> np.ndarray:
+    """Per CNP: seconds since the previous CNP for its flow, NaN for a flow's first or an
+    unknown flow. As pandas' groupby diff computed it: float64 timestamps subtracted."""
+    gap = np.full(len(flow), np.nan)
+    by_flow = np.argsort(flow, kind="stable")  # table order within each flow
+    f, t = flow[by_flow], ts[by_flow].astype(np.float64)
+    same = np.flatnonzero((f[1:] == f[:-1]) & (f[1:] >= 0))
+    gap[by_flow[same + 1]] = t[same + 1] - t[same]
+    return gap / 1e9
+
+
 def cnp_table(pp: Prepared, model: FlowModel) -> pd.DataFrame:
     """The cnps table (docs/analysis-tables.md) plus interval and throughput columns."""
-    idx = np.flatnonzero((pp.kind == CNP) & (pp.src >= 0) & (pp.dst >= 0))
+    idx = np.flatnonzero(pp.kind == CNP)
+    idx = idx[(pp.src[idx] >= 0) & (pp.dst[idx] >= 0)]
     flow = throttled_flow(pp, model, idx) if len(idx) else np.zeros(0, np.int64)
     ts = pp.ts[idx]
-    ce_flow = np.where((pp.ecn == 3) & (pp.kind != CNP), model.flow_id, -1)
     before, after = _rates(flow, ts, pp, model)
-    df = pd.DataFrame(
+    known = flow >= 0
+    return pd.DataFrame(
         {
             "frame": pp.frame[idx],
             "ts_ns": ts,
-            "flow_id": pd.array(np.where(flow >= 0, flow, 0), dtype="Int32"),
+            "flow_id": pd.arrays.IntegerArray(np.where(known, flow, 0).astype(np.int32), ~known),
             "src_ip": pp.ips[pp.src[idx]] if len(idx) else np.zeros(0, object),
             "dst_ip": pp.ips[pp.dst[idx]] if len(idx) else np.zeros(0, object),
             "dest_qp": pp.qp[idx],
             "dscp": pp.dscp[idx].astype(np.int64),
             "vlan_pcp": pp.pcp[idx].astype(np.int64),
-            "ce_before": _ce_before(flow, ts, pp, ce_flow),
+            "ce_before": _ce_before(flow, ts, pp, model),
             "rate_before_bps": before,
             "rate_after_bps": after,
+            "interval_s": _intervals_s(flow, ts),
         }
     )
-    df["flow_id"] = df["flow_id"].mask(flow < 0)
-    gap = df.groupby("flow_id")["ts_ns"].diff()
-    df["interval_s"] = gap / 1e9
-    return df
 
 
 def congestion_per_flow(pp: Prepared, model: FlowModel, cnps: pd.DataFrame) -> pd.DataFrame:
     """Per flow: CE-marked packets, CNPs received for it, CNPs without CE, CNP interval."""
     n = len(model)
-    out = pd.DataFrame(index=pd.RangeIndex(n))
-    out["ecn_ce_packets"] = model.ecn[:, 3]  # CNPs belong to no flow
-    known = cnps[cnps["flow_id"].notna()]
-    fid = known["flow_id"].astype(np.int64).to_numpy()
-    out["cnps"] = np.bincount(fid, minlength=n)
-    out["cnps_without_ce"] = np.bincount(fid[~known["ce_before"].to_numpy(bool)], minlength=n)
-    by_flow = known.groupby(fid)["interval_s"]
-    out["cnp_interval_min_s"] = by_flow.min().reindex(out.index)
-    out["cnp_interval_median_s"] = by_flow.median().reindex(out.index)
-    return out
+    fid = cnps["flow_id"].to_numpy(np.int64, na_value=-1)
+    known = np.flatnonzero(fid >= 0)
+    fid = fid[known]
+    without_ce = fid[~cnps["ce_before"].to_numpy(bool)[known]]
+    interval = cnps["interval_s"].to_numpy(np.float64)[known]
+    low, mid = np.full(n, np.nan), np.full(n, np.nan)
+    for f in np.unique(fid):  # flows that received CNPs: a loop over flows, not CNPs
+        gaps = interval[fid == f]
+        gaps = gaps[~np.isnan(gaps)]
+        if len(gaps):
+            low[f], mid[f] = gaps.min(), np.median(gaps)
+    return pd.DataFrame(
+        {
+            "ecn_ce_packets": model.ecn[:, 3],  # CNPs belong to no flow
+            "cnps": np.bincount(fid, minlength=n),
+            "cnps_without_ce": np.bincount(without_ce, minlength=n),
+            "cnp_interval_min_s": low,
+            "cnp_interval_median_s": mid,
+        },
+        index=pd.RangeIndex(n),
+    )
