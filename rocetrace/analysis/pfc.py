@@ -17,31 +17,50 @@ PFC_COLUMNS = ["frame", "ts_ns", "src_mac", "priority", "quanta", "pause", "paus
 STORM_S = 0.100  # a priority paused for this long without a break is a PFC storm
 
 
+def pfc_rows(packets: pd.DataFrame) -> np.ndarray:
+    """Row positions of the PFC frames; on a categorical encap column, one compare of its
+    codes (no string compares, no filtered copy of the packet table)."""
+    encap = packets["encap"]
+    if not isinstance(encap.dtype, pd.CategoricalDtype):
+        return np.flatnonzero(encap.astype(object).to_numpy() == "pfc")
+    names = list(encap.cat.categories)
+    if "pfc" not in names:
+        return np.zeros(0, np.int64)
+    return np.flatnonzero(encap.cat.codes.to_numpy() == names.index("pfc"))
+
+
+def _ints(packets: pd.DataFrame, name: str, rows: np.ndarray) -> np.ndarray:
+    """A column at `rows` as int64, nulls as 0."""
+    return packets[name].take(rows).to_numpy(dtype=np.int64, na_value=0)
+
+
 def pfc_table(packets: pd.DataFrame, link_bps: float) -> pd.DataFrame:
-    """One row per (PFC frame, enabled priority)."""
-    frames = packets[packets["encap"] == "pfc"]
-    if frames.empty:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in PFC_COLUMNS})
-    enable = frames["pfc_class_enable"].to_numpy(dtype=np.int64, na_value=0)
-    parts = []
-    for p in range(8):
-        on = (enable >> p) & 1 == 1
-        quanta = frames[f"pfc_quanta_{p}"].to_numpy(dtype=np.int64, na_value=0)[on]
-        parts.append(
-            pd.DataFrame(
-                {
-                    "frame": frames["frame"].to_numpy(np.int64)[on],
-                    "ts_ns": frames["ts_ns"].to_numpy(np.int64)[on],
-                    "src_mac": frames["src_mac"].astype(object).to_numpy()[on],
-                    "priority": p,
-                    "quanta": quanta,
-                }
-            )
-        )
-    table = pd.concat(parts, ignore_index=True).sort_values(["frame", "priority"], kind="stable")
-    table["pause"] = table["quanta"] > 0
-    table["paused_s"] = pause_seconds(1, link_bps) * table["quanta"]
-    return table.reset_index(drop=True)
+    """One row per (PFC frame, enabled priority), by frame then priority."""
+    rows = pfc_rows(packets)
+    if len(rows) == 0:
+        return pd.DataFrame(columns=PFC_COLUMNS, dtype=object)
+    enable = _ints(packets, "pfc_class_enable", rows)
+    quanta = np.column_stack([_ints(packets, f"pfc_quanta_{p}", rows) for p in range(8)])
+    frame = packets["frame"].take(rows).to_numpy(np.int64)
+    # Priority-major (frame, priority) pairs, then a stable sort by (frame, priority).
+    priority, at = np.nonzero(((enable >> np.arange(8)[:, None]) & 1) == 1)
+    by = np.lexsort((priority, frame[at]))
+    priority, at = priority[by], at[by]
+    src_mac = packets["src_mac"].take(rows).astype(object).to_numpy()[at]
+    # str when every priority occurs, else object: as the former per-priority concat made it
+    every = len(np.unique(priority)) == 8
+    q = quanta[at, priority]
+    return pd.DataFrame(
+        {
+            "frame": frame[at],
+            "ts_ns": packets["ts_ns"].take(rows).to_numpy(np.int64)[at],
+            "src_mac": pd.Series(src_mac, dtype="str" if every else object),
+            "priority": priority.astype(np.int64),
+            "quanta": q,
+            "pause": q > 0,
+            "paused_s": pause_seconds(1, link_bps) * q,
+        }
+    )
 
 
 def _held(table: pd.DataFrame) -> pd.DataFrame:
@@ -60,7 +79,7 @@ def pause_runs(table: pd.DataFrame) -> pd.DataFrame:
     """Uninterrupted pauses per (sender, priority): start, duration and frames involved."""
     cols = ["src_mac", "priority", "start_ns", "duration_s", "frames", "first_frame"]
     if table.empty:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
+        return pd.DataFrame(columns=cols, dtype=object)
     t = _held(table)
     same = t["same"]
     # A run continues while the previous frame paused up to this one.
@@ -83,10 +102,12 @@ def pause_runs(table: pd.DataFrame) -> pd.DataFrame:
 
 def pfc_summary(table: pd.DataFrame, packets: pd.DataFrame) -> dict:
     """The summary's pfc object."""
-    frames = int((packets["encap"] == "pfc").sum())
-    per_frame = table.groupby("frame")["pause"].any() if not table.empty else pd.Series(dtype=bool)
+    frames = len(pfc_rows(packets))
+    if table.empty:
+        return {"frames": frames, "pause_frames": 0, "resume_frames": 0, "by_priority": {}}
+    per_frame = table.groupby("frame")["pause"].any()
     by_priority: dict[str, dict[str, Any]] = {}
-    groups: Any = _held(table).groupby("priority") if not table.empty else []
+    groups: Any = _held(table).groupby("priority")
     for p, g in groups:
         by_priority[str(int(p))] = {
             "pause_frames": int(g["pause"].sum()),
