@@ -84,6 +84,24 @@ def test_tail_loss_is_a_timeout_with_ack_timeout_estimate() -> None:
     assert "timeout_retransmission" in set(a.findings["code"])
 
 
+def test_nak_kinds_by_syndrome_code_and_stale_naks() -> None:
+    """Each NAK code is its own kind (codes 5-31 are reserved) and is counted on the flow it
+    refuses; a NAK of a PSN already acknowledged is stale."""
+    codes = (1, 2, 3, 4, 9)
+    naks = [nak(12 + k, code) for k, code in enumerate(codes)]
+    rows = [*(req(p) for p in range(10, 20)), ack(15), *naks]
+    a = run(rows)
+    assert a.naks["kind"].tolist() == [
+        "invalid_request", "remote_access_error", "remote_operational_error",
+        "invalid_rd_request", "reserved",
+    ]  # fmt: skip
+    assert a.naks["stale"].tolist() == [True, True, True, True, False]  # 16 is not acked yet
+    f = flow(a)
+    kinds = ("invalid_request", "remote_access_error", "remote_operational_error")
+    assert [f[f"naks_{k}"] for k in (*kinds, "psn_sequence_error")] == [1, 1, 1, 0]
+    assert a.naks["flow_id"].tolist() == [f["flow_id"]] * 5 and a.naks["rnr_timer_us"].isna().all()
+
+
 def test_rnr_nak_retry_after_timer() -> None:
     rows = [req(0), rnr(0, timer=14), req(0)]
     a = run(rows, step_ns=500_000)

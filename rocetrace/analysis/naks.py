@@ -21,8 +21,18 @@ NAK_KINDS = (
     "remote_access_error",
     "remote_operational_error",
 )
-_CODE_KIND = {0: "psn_sequence_error", 1: "invalid_request", 2: "remote_access_error"}
-_CODE_KIND |= {3: "remote_operational_error", 4: "invalid_rd_request"}
+_CATEGORIES = [*NAK_KINDS, "invalid_rd_request", "reserved"]
+_KIND_DTYPE = pd.CategoricalDtype(_CATEGORIES)
+_CODE_KIND = (  # NAK syndrome codes 0-4
+    "psn_sequence_error",
+    "invalid_request",
+    "remote_access_error",
+    "remote_operational_error",
+    "invalid_rd_request",
+)
+_SYNDROME_CATEGORY = np.array(  # per 5-bit NAK code, its category in _CATEGORIES
+    [_CATEGORIES.index(k) for k in _CODE_KIND] + [_CATEGORIES.index("reserved")] * 27, np.int8
+)
 NAK_COLUMNS = ["frame", "ts_ns", "flow_id", "nak_flow_id", "kind", "psn", "rnr_timer_us", "stale"]
 
 
@@ -58,33 +68,42 @@ def nak_table(pp: Prepared, model: FlowModel, progress: pd.DataFrame) -> pd.Data
     about = model.pair[carrier]
     code = pp.syndrome[idx] & 0x1F
     rnr = pp.kind[idx] == RNR_NAK
-    kind = np.where(rnr, "rnr", pd.Series(code).map(_CODE_KIND).fillna("reserved").to_numpy())
-    timer = np.where(rnr, np.asarray(RNR_TIMER_US)[code], np.nan)
+    kind = np.where(rnr, _CATEGORIES.index("rnr"), _SYNDROME_CATEGORY[code]).astype(np.int8)
+    flow_id = np.where(about >= 0, about, 0).astype(np.int32)
     return pd.DataFrame(
         {
             "frame": pp.frame[idx],
             "ts_ns": pp.ts[idx],
-            "flow_id": pd.array(np.where(about >= 0, about, 0), dtype="Int32"),
+            "flow_id": pd.arrays.IntegerArray(flow_id, about < 0),
             "nak_flow_id": carrier.astype(np.int32),
-            "kind": pd.Categorical(kind, categories=[*NAK_KINDS, "invalid_rd_request", "reserved"]),
+            "kind": pd.Categorical.from_codes(kind, dtype=_KIND_DTYPE),
             "psn": pp.psn[idx],
-            "rnr_timer_us": timer,
+            "rnr_timer_us": np.where(rnr, np.asarray(RNR_TIMER_US)[code], np.nan),
+            "stale": _stale(progress, idx),
         }
-    ).assign(
-        flow_id=lambda d: d["flow_id"].mask(about < 0),
-        stale=pd.Series(progress["stale"].to_numpy(), index=progress["idx"])
-        .reindex(idx)
-        .fillna(False)
-        .to_numpy(bool),
     )
+
+
+def _stale(progress: pd.DataFrame, idx: np.ndarray) -> np.ndarray:
+    """Per frame index, its `stale` flag in the ACK progress (False when not in it)."""
+    known, flag = progress["idx"].to_numpy(np.int64), progress["stale"].to_numpy(bool)
+    if not bool(np.all(known[1:] > known[:-1])):  # in time order it is already by frame
+        by = np.argsort(known, kind="stable")
+        known, flag = known[by], flag[by]
+    at = np.minimum(np.searchsorted(known, idx), max(len(known) - 1, 0))
+    return (known[at] == idx) & flag[at] if len(known) else np.zeros(len(idx), bool)
 
 
 def nak_counts(naks: pd.DataFrame, n_flows: int) -> pd.DataFrame:
     """Per flow (index = flow_id), NAKs the peer sent about it, by kind."""
-    out = pd.DataFrame(0, index=pd.RangeIndex(n_flows), columns=[f"naks_{k}" for k in NAK_KINDS])
-    known = naks[naks["flow_id"].notna() & naks["kind"].isin(NAK_KINDS)]
-    if not known.empty:
-        counts = known.groupby(["flow_id", "kind"], observed=True).size().unstack(fill_value=0)
-        for kind in counts.columns:
-            out.loc[counts.index.astype(int), f"naks_{kind}"] = counts[kind].to_numpy()
-    return out.astype(np.int64)
+    kinds = naks["kind"].astype("category").cat  # a no-op on nak_table's own column
+    code = [NAK_KINDS.index(k) if k in NAK_KINDS else -1 for k in kinds.categories]
+    kind = np.array([*code, -1], np.int64)[kinds.codes.to_numpy()]  # other kinds, null: -1
+    keep = np.flatnonzero((kind >= 0) & naks["flow_id"].notna().to_numpy())
+    flow = naks["flow_id"].to_numpy(np.int64, na_value=-1)[keep]
+    counts = np.bincount(flow * len(NAK_KINDS) + kind[keep], minlength=n_flows * len(NAK_KINDS))
+    return pd.DataFrame(
+        counts.reshape(n_flows, len(NAK_KINDS)),
+        index=pd.RangeIndex(n_flows),
+        columns=[f"naks_{k}" for k in NAK_KINDS],
+    ).astype(np.int64)

@@ -15,6 +15,7 @@ import pandas as pd
 from rocetrace.analysis import cm, congestion, findings, flows, gaps, naks, pfc, qos, reads, rtt
 from rocetrace.analysis import retransmissions as rtx
 from rocetrace.analysis.flow_table import flows_table, timeouts
+from rocetrace.analysis.frames import empty_frame
 from rocetrace.analysis.prepared import (
     PSN_MOD,
     ROCE_ENCAPS,
@@ -42,7 +43,7 @@ def _capture_gaps(pp: Prepared, s: gaps.Stream) -> pd.DataFrame:
     found by counting the flow's PSNs inside the gap."""
     j = np.flatnonzero(s.gap > 0)
     if len(j) == 0:
-        return pd.DataFrame(columns=["flow_id", "ts_ns", "frame", "psns"])
+        return empty_frame(dict.fromkeys(["flow_id", "ts_ns", "frame", "psns"], object))
     starts = s.first
     gidx = np.cumsum(starts) - 1
     low = np.minimum.reduceat(s.ext, np.flatnonzero(starts))[gidx]
@@ -207,10 +208,14 @@ def _stream_free_tables(
 
 
 def _rnr_timers(nak_rows: pd.DataFrame, n: int) -> np.ndarray:
-    rnr = nak_rows[(nak_rows["kind"] == "rnr") & nak_rows["flow_id"].notna()]
-    return (
-        rnr.groupby(rnr["flow_id"].astype(int))["rnr_timer_us"].last().reindex(range(n)).to_numpy()
-    )
+    """Per flow, the timer of the last RNR NAK about it (NaN when none)."""
+    timers = np.full(n, np.nan)
+    rnr = np.flatnonzero((nak_rows["kind"] == "rnr").to_numpy() & nak_rows["flow_id"].notna())
+    if len(rnr):
+        flow = nak_rows["flow_id"].to_numpy(np.int64, na_value=-1)[rnr][::-1]
+        _, last = np.unique(flow, return_index=True)  # first of the reversed rows: the last
+        timers[flow[last]] = nak_rows["rnr_timer_us"].to_numpy()[rnr][::-1][last]
+    return timers
 
 
 def _bad_icrc(packets: pd.DataFrame) -> list[int]:

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from rocetrace.analysis.flows import FlowModel
+from rocetrace.analysis.frames import empty_frame
 from rocetrace.analysis.gaps import Stream
 from rocetrace.analysis.naks import ack_progress
 from rocetrace.analysis.order import stable_order
@@ -345,7 +346,7 @@ def _resumed(eps: pd.DataFrame, last_ts: np.ndarray, acked: np.ndarray) -> np.nd
 
 
 def _empty() -> pd.DataFrame:
-    return pd.DataFrame({c: pd.Series(dtype=object) for c in EPISODE_COLUMNS})
+    return empty_frame(dict.fromkeys(EPISODE_COLUMNS, object))
 
 
 def ack_timeout_estimate(delay_s: float) -> tuple[int, float]:
