@@ -1,7 +1,8 @@
 """One stable sort of the frames by flow, made once and reused by every per-flow pass.
 
-Flow ids are small codes, so the sort is numpy's radix sort (stable sort on 16-bit keys):
-linear in the number of frames, where a general sort of a million frames costs ~30 ms.
+Flow ids are small codes, so the sort is a counting sort (Arrow sorts 16-bit keys that way,
+stably): linear in the number of frames, where a general sort of a million frames costs
+~30 ms and numpy's radix sort of 16-bit keys ~3.5 ms against Arrow's ~2.
 """
 
 from __future__ import annotations
@@ -9,14 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 _RADIX_LIMIT = int(np.iinfo(np.uint16).max)
 
 
 def stable_order(codes: np.ndarray, n_codes: int) -> np.ndarray:
-    """argsort(codes, kind="stable") for codes in [0, n_codes]; a radix sort when they fit."""
+    """argsort(codes, kind="stable") for codes in [0, n_codes]; a counting sort when they fit
+    16 bits. The result may be read-only (a view of Arrow's buffer)."""
     if n_codes <= _RADIX_LIMIT:
-        return np.argsort(codes.astype(np.uint16), kind="stable")
+        by = pc.sort_indices(pa.array(codes.astype(np.uint16, copy=False)))
+        return by.to_numpy(zero_copy_only=True).view(np.int64)  # indices < 2^63: same values
     return np.argsort(codes, kind="stable")
 
 
@@ -74,11 +79,12 @@ def counts_by(flow_id: np.ndarray, n_flows: int, values: np.ndarray, width: int)
 
 
 def flow_order(flow_id: np.ndarray, n_flows: int) -> FlowOrder:
-    """Sort the frames that belong to a flow (flow_id >= 0) by flow, keeping capture order."""
-    inside = flow_id >= 0
-    codes = np.where(inside, flow_id, n_flows)
-    counts = np.bincount(codes, minlength=n_flows + 1)[:n_flows]
-    rows = stable_order(codes, n_flows)[: int(counts.sum())]
-    bounds = np.zeros(n_flows + 1, np.int64)
-    np.cumsum(counts, out=bounds[1:])
-    return FlowOrder(rows, np.repeat(np.arange(n_flows, dtype=np.int64), counts), bounds)
+    """Sort the frames that belong to a flow (flow_id >= 0) by flow, keeping capture order.
+    The bounds come from a binary search through the sort (no counting pass over frames)."""
+    outside = flow_id < 0
+    codes = np.where(outside, n_flows, flow_id) if outside.any() else flow_id
+    by_flow = stable_order(codes, n_flows)
+    flows = np.arange(n_flows + 1, dtype=np.int64)
+    bounds = np.searchsorted(codes, flows, sorter=by_flow).astype(np.int64, copy=False)
+    rows = by_flow[: bounds[-1]]
+    return FlowOrder(rows, np.repeat(flows[:-1], np.diff(bounds)), bounds)
