@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rocetrace.analysis.order import FlowOrder, rank_in_group
+from rocetrace.analysis.order import FlowOrder, rank_in_group, stable_order
 from rocetrace.analysis.prepared import (
     ACK,
     ATOMIC_ACK,
@@ -56,8 +56,8 @@ def _first_of_each(rows: np.ndarray, *cols: np.ndarray) -> np.ndarray:
 
 
 def _occurrence(groups: np.ndarray) -> np.ndarray:
-    """The k-th time each value appears, in the given order (pandas' cumcount)."""
-    order = np.argsort(groups, kind="stable")
+    """The k-th time each value (>= 0) appears, in the given order (pandas' cumcount)."""
+    order = stable_order(groups, int(groups.max(initial=0)))
     k = np.empty(len(groups), np.int64)
     k[order] = rank_in_group(groups[order])
     return k
@@ -69,13 +69,20 @@ def _psn_table(psns: np.ndarray) -> np.ndarray:
     return table
 
 
-def _sampled_responses(pp: Prepared, flow_id: np.ndarray, order: FlowOrder) -> np.ndarray:
+def _with_psn_of(pp: Prepared, rows: np.ndarray) -> np.ndarray:
+    """Frames carrying one of the PSNs of `rows` (one table lookup per frame; the null PSN
+    -1 reads the table's last entry, as psn & (PSN_MOD - 1) would)."""
+    return np.flatnonzero(np.take(_psn_table(pp.psn[rows]), pp.psn))
+
+
+def _sampled_responses(pp: Prepared, flow_id: np.ndarray) -> np.ndarray:
     """The first PAIR_SAMPLE responses of each flow, in capture order, one per (flow, PSN)."""
     answer = isin_small(pp.kind, (ACK, ATOMIC_ACK)) | (
         (pp.kind == READ_RESPONSE) & isin_small(pp.position, (POS_FIRST, POS_ONLY))
     )
-    rows, flows = order.select(answer)
-    rows = np.sort(rows[rank_in_group(flows) < PAIR_SAMPLE])
+    rows = np.flatnonzero(answer)
+    rows = rows[flow_id[rows] >= 0]
+    rows = rows[_occurrence(flow_id[rows]) < PAIR_SAMPLE]
     return _first_of_each(rows, flow_id[rows], pp.psn[rows])
 
 
@@ -83,11 +90,12 @@ def ack_votes(pp: Prepared, flow_id: np.ndarray, order: FlowOrder, settled: np.n
     """A response repeats the PSN of a request sent the other way; when several QPs use the
     same PSNs, responses come back in the order the requests went out, so the k-th response
     with a PSN answers the k-th request with it. Flows already `settled` by NAKs are left
-    out: a NAKed QP's requests go unanswered until its resend, which would shift the count."""
-    resp = _sampled_responses(pp, flow_id, order)
+    out: a NAKed QP's requests go unanswered until its resend, which would shift the count.
+    Only frames with an answered PSN are looked at past the PSN lookup."""
+    resp = _sampled_responses(pp, flow_id)
     resp = resp[~settled[flow_id[resp]]]
-    echoed = _psn_table(pp.psn[resp])[pp.psn & (PSN_MOD - 1)]
-    req = np.flatnonzero(echoed & (flow_id >= 0) & (pp.kind == REQUEST) & (pp.transport != UD))
+    req = _with_psn_of(pp, resp)
+    req = req[(pp.kind[req] == REQUEST) & (pp.transport[req] != UD) & (flow_id[req] >= 0)]
     req = req[~settled[flow_id[req]]]
     req = _first_of_each(req, flow_id[req], pp.psn[req])
     # Join on (requester IP, responder IP, PSN, k-th occurrence).
@@ -109,12 +117,13 @@ def nak_votes(pp: Prepared, flow_id: np.ndarray, order: FlowOrder) -> Votes:
     """A NAK is answered by a resend of its PSN: only the refused QP sends that PSN *again*
     after the NAK, going back to it (strong evidence, worth several ACK matches; QPs sending
     the same PSN for the first time are no evidence)."""
-    naks = np.flatnonzero((flow_id >= 0) & isin_small(pp.kind, (NAK, RNR_NAK)))
+    naks = np.flatnonzero(isin_small(pp.kind, (NAK, RNR_NAK)))
+    naks = naks[flow_id[naks] >= 0]
     naks = _first_of_each(naks, flow_id[naks], pp.psn[naks])
     if len(naks) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
-    resent = _psn_table(pp.psn[naks])[pp.psn & (PSN_MOD - 1)]
-    req = np.flatnonzero(resent & (flow_id >= 0) & (pp.kind == REQUEST))
+    req = _with_psn_of(pp, naks)
+    req = req[(pp.kind[req] == REQUEST) & (flow_id[req] >= 0)]
     prev = order.last_before(flow_id[req], req)
     back = (prev >= 0) & (psn_delta(pp.psn[np.maximum(prev, 0)], pp.psn[req]) >= 0)
     req = req[back]  # the flow had gone at least this far: a resend
