@@ -57,21 +57,31 @@ class FlowModel:
         return len(self.src)
 
 
+def _packed_keys(pp: Prepared) -> np.ndarray:
+    """Per frame (src << 44) | (dst << 24) | qp, as pairing.flow_keys packs them, built in
+    place in one array; negative when any part is missing (-1: an OR keeps the sign), so
+    one compare finds the frames with a full key."""
+    key = pp.src << 20
+    key |= pp.dst
+    key <<= 24
+    key |= pp.qp
+    return key
+
+
 def assign_flows(pp: Prepared) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Flow id per frame, numbered by first appearance; returns (flow_id, src, dst, qp).
     CNPs belong to no flow: they are attributed to the flow they throttle (congestion.py)."""
-    inside = (pp.src >= 0) & (pp.dst >= 0) & (pp.qp >= 0) & (pp.kind != CNP)
-    everywhere = bool(inside.all())
-    key = (pp.src << 44) | (pp.dst << 24) | pp.qp
-    key = key if everywhere else np.where(inside, key, -1)
-    codes, keys = pd.factorize(key, use_na_sentinel=False)  # hashing: numbered by appearance
+    key = _packed_keys(pp)
+    inside = (key >= 0) & (pp.kind != CNP)
+    if inside.all():  # hashing: numbered by appearance
+        flow_id, keys = pd.factorize(key)
+    else:
+        rows = np.flatnonzero(inside)
+        codes, keys = pd.factorize(key[rows])
+        flow_id = np.full(len(key), -1, np.int64)
+        flow_id[rows] = codes
     keys = np.asarray(keys, np.int64)
-    if len(keys) and not everywhere:  # drop the code of the outsiders' -1 key
-        outside = int(np.flatnonzero(keys == -1)[0])
-        codes = np.where(codes > outside, codes - 1, codes)
-        codes[~inside] = -1
-        keys = np.delete(keys, outside)
-    flow_id = codes.astype(np.int64)
+    flow_id = flow_id.astype(np.int64, copy=False)
     return flow_id, keys >> 44, (keys >> 24) & 0xFFFFF, keys & 0xFFFFFF
 
 
@@ -82,8 +92,10 @@ def majority(flow_id: np.ndarray, order: FlowOrder, values: np.ndarray) -> np.nd
     n = len(order.bounds) - 1
     if n == 0:
         return np.zeros(0, np.int64)
-    out = values[order.first_rows()].astype(np.int64)
-    differs = np.flatnonzero((values != out[flow_id]) & (flow_id >= 0))
+    out = values[order.first_rows()]
+    differs = np.flatnonzero(values != np.take(out, flow_id))  # flow -1 reads the last flow
+    differs = differs[flow_id[differs] >= 0]
+    out = out.astype(np.int64)
     mixed = np.flatnonzero(np.bincount(flow_id[differs], minlength=n))
     if len(mixed) == 0:
         return np.maximum(out, -1)
@@ -100,13 +112,13 @@ def majority(flow_id: np.ndarray, order: FlowOrder, values: np.ndarray) -> np.nd
     return np.maximum(out, -1)
 
 
-def _mtus(pp: Prepared, order: FlowOrder) -> np.ndarray:
-    """Per flow, the largest FIRST/MIDDLE payload: every such segment is exactly one MTU."""
-    if len(order.rows) == 0:
-        return np.zeros(len(order.bounds) - 1, np.int64)
+def _mtus(pp: Prepared, flow_id: np.ndarray, n: int) -> np.ndarray:
+    """Per flow, the largest FIRST/MIDDLE payload: every such segment is exactly one MTU.
+    One unbuffered maximum in frame order (no gather through the flow order)."""
     full = isin_small(pp.position, (POS_FIRST, POS_MIDDLE)) & (pp.payload_len > 0)
-    payload = np.where(full, pp.payload_len, 0)[order.rows]
-    return np.maximum.reduceat(payload, order.bounds[:-1]).astype(np.int64)
+    mtu = np.zeros(n + 1, pp.payload_len.dtype)  # frames of no flow (-1) land in the last
+    np.maximum.at(mtu, flow_id, np.where(full, pp.payload_len, 0))
+    return mtu[:n].astype(np.int64)
 
 
 def _link(pair: np.ndarray, paired_by: np.ndarray, pairs: list, how: str) -> None:
@@ -150,14 +162,46 @@ def _cm_peers(
     return peer
 
 
+# Frame classes counted per flow in one bincount: kind x ECN (0-3, 4 for none) x transport
+# (-1 for none, then TRANSPORTS).
+_CLASSES = (N_KINDS, 5, len(TRANSPORTS) + 1)
+
+
+def _classes(pp: Prepared) -> np.ndarray:
+    """Each frame's class code in [0, prod(_CLASSES)), in 16 bits."""
+    code = pp.kind.astype(np.int16)
+    code *= _CLASSES[1]
+    code += np.where(pp.ecn >= 0, pp.ecn, 4).astype(np.int16, copy=False)
+    code *= _CLASSES[2]
+    code += pp.transport
+    code += 1
+    return code
+
+
 def _counters(pp: Prepared, flow_id: np.ndarray, order: FlowOrder) -> tuple[np.ndarray, ...]:
-    """Per flow: transport, MTU, frames of each kind and of each ECN value; none of it needs
-    the pairing, so it is counted beside it."""
+    """Per flow: transport (the most frequent, the smallest on a tie), MTU, frames of each
+    kind and of each ECN value; none of it needs the pairing, so it is counted beside it."""
     n = len(order.bounds) - 1
+    width = int(np.prod(_CLASSES))
+    if (n + 1) * width > max(len(flow_id), 1 << 16):  # many flows: keep the table small
+        kinds, ecn = _kinds_and_ecn(pp, flow_id, n)
+        return majority(flow_id, order, pp.transport), _mtus(pp, flow_id, n), kinds, ecn
+    code = flow_id + 1  # frames of no flow count in row 0
+    code *= width
+    code += _classes(pp)
+    counts = np.bincount(code, minlength=(n + 1) * width).reshape(n + 1, *_CLASSES)[1:]
+    kinds, ecn = counts.sum(axis=(2, 3)), counts[:, :, :4].sum(axis=(1, 3))
+    by_transport = counts.sum(axis=(1, 2))[:, 1:]
+    seen = by_transport.max(axis=1, initial=0) > 0
+    transport = np.where(seen, by_transport.argmax(axis=1), -1).astype(np.int64)
+    return transport, _mtus(pp, flow_id, n), kinds, ecn
+
+
+def _kinds_and_ecn(pp: Prepared, flow_id: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per flow, frames of each kind and of each ECN value (without the transport)."""
     both = counts_by(flow_id, n, pp.kind * 5 + np.where(pp.ecn >= 0, pp.ecn, 4), N_KINDS * 5)
     both = both.reshape(n, N_KINDS, 5)
-    kinds, ecn = both.sum(axis=2), both[:, :, :4].sum(axis=1)
-    return majority(flow_id, order, pp.transport), _mtus(pp, order), kinds, ecn
+    return both.sum(axis=2), both[:, :, :4].sum(axis=1)
 
 
 def build_flow_model(pp: Prepared, conns: pd.DataFrame | None = None) -> FlowModel:
