@@ -89,17 +89,25 @@ def _chunk_ints(chunk: pa.Array, dtype: type) -> np.ndarray:
     if chunk.null_count == 0 or validity is None:
         return values
     valid = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[off : off + n]
-    values[np.flatnonzero(valid == 0)] = -1
+    values += 1  # (v + 1) * valid - 1: v where valid, -1 where null, in three in-place passes
+    values *= valid
+    values -= 1
     return values
 
 
 def category_in(col: pd.Series, names: tuple[str, ...]) -> np.ndarray:
-    """Membership test on a categorical column through its codes (no string compares)."""
+    """Membership test on a categorical column through its codes (no string compares): a
+    compare per wanted code when they are few, else a table lookup."""
     if not isinstance(col.dtype, pd.CategoricalDtype):
         return col.astype(object).isin(names).to_numpy(bool)
     wanted = np.isin(np.asarray(col.cat.categories, dtype=object), names)
     codes = col.cat.codes.to_numpy()
-    return np.append(wanted, False)[codes]  # code -1 (null) reads the appended False
+    if np.count_nonzero(wanted) <= 3:
+        found = np.zeros(len(codes), bool)
+        for code in np.flatnonzero(wanted).tolist():  # Python ints keep the int8 compares
+            found |= codes == code
+        return found
+    return np.take(np.append(wanted, False), codes)  # code -1 (null) reads the added False
 
 
 def _ip_codes(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -112,7 +120,7 @@ def _ip_codes(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     codes = []
     for col in (src, dst):
         at = np.searchsorted(names, np.asarray(col.cat.categories, dtype=object))
-        codes.append(np.append(at, -1)[col.cat.codes.to_numpy()])  # null (-1) stays -1
+        codes.append(np.take(np.append(at, -1), col.cat.codes.to_numpy()))  # null: -1
     return codes[0], codes[1], names
 
 
