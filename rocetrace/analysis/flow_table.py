@@ -78,18 +78,22 @@ def _per_flow(pp: Prepared, model: flows.FlowModel) -> dict[str, Any]:
         ts = pp.ts[order.rows]
         ts_first = np.minimum.reduceat(ts, order.bounds[:-1])
         ts_last = np.maximum.reduceat(ts, order.bounds[:-1])
-    # Every flow has a frame: one gather in flow order and a sum per slice (exact int64).
-    wire = np.add.reduceat(
-        np.take(pp.wire_len, order.rows).astype(np.int64, copy=False), order.bounds[:-1]
-    )
     return {
         "packets": np.diff(order.bounds),
-        "bytes": wire,
+        "bytes": _bytes(pp, model.flow_id, n),
         "first_psn": pp.psn[first],
         "last_psn": pp.psn[last],
         "first": ts_first,
         "last": ts_last,
     }
+
+
+def _bytes(pp: Prepared, flow_id: np.ndarray, n: int) -> np.ndarray:
+    """Wire bytes per flow, summed in frame order (exact int64; an unbuffered add is faster
+    than a gather through the flow order)."""
+    wire = np.zeros(n + 1, np.int64)  # frames of no flow (-1) add to the last
+    np.add.at(wire, flow_id, pp.wire_len)
+    return wire[:n]
 
 
 def flows_table(pp: Prepared, model: flows.FlowModel, parts: dict[str, Any]) -> pd.DataFrame:
