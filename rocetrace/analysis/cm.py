@@ -81,8 +81,12 @@ def empty_mads() -> pd.DataFrame:
 
 
 def empty_connections() -> pd.DataFrame:
-    """A connections table with no rows (what a capture without CM MADs has)."""
-    return pd.DataFrame({c: pd.Series(dtype=t) for c, t in CONNECTION_DTYPES.items()})
+    """A connections table with no rows (what a capture without CM MADs has): a copy of one
+    made once, since building fourteen typed columns costs ~1 ms and copying none ~30 us."""
+    return _EMPTY_CONNECTIONS.copy()
+
+
+_EMPTY_CONNECTIONS = pd.DataFrame({c: pd.Series(dtype=t) for c, t in CONNECTION_DTYPES.items()})
 
 
 def cm_connections(mads: pd.DataFrame | None) -> pd.DataFrame:
