@@ -3,11 +3,14 @@ paths only taken by captures whose timestamps go backwards or repeat."""
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 from analysis_builder import A, B, ack, at, packet_table, req
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rocetrace.analysis import native
 from rocetrace.analysis.flows import majority
 from rocetrace.analysis.gaps import running_max_before, sorted_stream
 from rocetrace.analysis.order import counts_by, flow_order, rank_in_group, stable_order
@@ -130,6 +133,40 @@ def test_psn_stream_scan_matches_a_row_by_row_reference(data: list, spans: bool)
         h for h in want["high"] if h is not None
     ]
     assert s.retransmitted.tolist() == want["resent"] and s.gap.tolist() == want["gap"]
+
+
+def read_gaps_reference(reads: list, rows: list) -> list[int]:
+    """Row by row: the READ with the last key at or before the row's (never before its
+    flow's first READ); PSNs skipped since that READ's highest offset so far."""
+    keys = [k for k, _, _ in reads]
+    high: dict[int, int] = {}
+    out = []
+    for needle, ext, first_read in rows:
+        at = max(bisect.bisect_right(keys, needle) - 1, first_read)
+        offset = ext - reads[at][1]
+        if offset < 0 or ext > reads[at][2]:
+            out.append(0)
+            continue
+        out.append(max(offset - high.get(at, -1) - 1, 0))
+        high[at] = max(high.get(at, -1), offset)
+    return out
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 2), st.integers(0, 30), st.integers(1, 8)), min_size=1),
+    st.lists(st.tuples(st.integers(0, 2), st.integers(-2, 40)), min_size=5, max_size=120),
+)
+def test_read_gaps_match_a_row_by_row_reference(reads: list, responses: list) -> None:
+    big = 1 << 42
+    table = sorted({(f * big + start, start, start + span - 1) for f, start, span in reads})
+    flows = [k // big for k, _, _ in table]
+    rows = [(f * big + e, e, flows.index(f)) for f, e in responses if f in flows]
+    if not rows:
+        return
+    cols = [np.array(c, np.int64) for c in zip(*table, strict=True)]
+    needle, ext, first = (np.array(c, np.int64) for c in zip(*rows, strict=True))
+    got = native.read_gaps(*cols, needle, ext, first)
+    assert got.tolist() == read_gaps_reference(table, rows)
 
 
 @settings(max_examples=30, deadline=None)

@@ -117,9 +117,87 @@ static PyObject *py_max_before(PyObject *self, PyObject *args)
     return done(&arrs, Py_NewRef(Py_None));
 }
 
+/* Per READ response row: the READ whose PSN span holds it and the PSNs skipped inside that
+ * READ before it. READs: sorted `keys` (requesting flow, first PSN packed), their first and
+ * last response PSN; `high` (one per READ, -1 on entry) keeps each READ's highest offset
+ * seen, since re-issued READs interleave their answers. Rows: packed key, PSN, and the
+ * index of the requesting flow's first READ (a PSN before it belongs to no READ). */
+typedef struct {
+    const int64_t *keys, *starts, *ends, *needle, *ext, *first_read;
+    int64_t *high, *gap;
+    Py_ssize_t n_reads, n;
+} ReadGaps;
+
+/* The last READ whose key is at most `needle`, -1 when none; `hint` is tried first. */
+static Py_ssize_t read_at(const ReadGaps *r, int64_t needle, Py_ssize_t hint)
+{
+    int fits = hint >= 0 && r->keys[hint] <= needle;
+    if (fits && (hint + 1 == r->n_reads || needle < r->keys[hint + 1]))
+        return hint; /* responses mostly follow each other inside one READ */
+    Py_ssize_t lo = 0, hi = r->n_reads; /* first key > needle lies in [lo, hi] */
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (r->keys[mid] <= needle)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo - 1;
+}
+
+static void read_gaps(const ReadGaps *r)
+{
+    Py_ssize_t k = -1;
+    for (Py_ssize_t i = 0; i < r->n; i++) {
+        k = read_at(r, r->needle[i], k);
+        Py_ssize_t at = k < r->first_read[i] ? r->first_read[i] : k;
+        int64_t offset = r->ext[i] - r->starts[at];
+        r->gap[i] = 0;
+        if (offset < 0 || r->ext[i] > r->ends[at])
+            continue;
+        if (offset - r->high[at] - 1 > 0)
+            r->gap[i] = offset - r->high[at] - 1;
+        if (offset > r->high[at])
+            r->high[at] = offset;
+    }
+}
+
+static PyObject *py_read_gaps(PyObject *self, PyObject *args)
+{
+    PyObject *o[8];
+    if (!PyArg_ParseTuple(args, "OOOOOOOO", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6],
+                          &o[7]))
+        return NULL;
+    Arrs arrs = {.used = 0};
+    ReadGaps r;
+    r.keys = array(&arrs, o[0], "keys", 'i', 8, 1, -1, -1, 0);
+    r.n_reads = r.keys ? dim(&arrs, 0) : 0;
+    int ok = r.keys && (r.starts = array(&arrs, o[1], "starts", 'i', 8, 1, -1, r.n_reads, 0));
+    ok = ok && (r.ends = array(&arrs, o[2], "ends", 'i', 8, 1, -1, r.n_reads, 0));
+    ok = ok && (r.high = array(&arrs, o[3], "high", 'i', 8, 1, -1, r.n_reads, 1));
+    ok = ok && (r.needle = array(&arrs, o[4], "needle", 'i', 8, 1, -1, -1, 0));
+    r.n = ok ? dim(&arrs, 0) : 0;
+    ok = ok && (r.ext = array(&arrs, o[5], "ext", 'i', 8, 1, -1, r.n, 0));
+    ok = ok && (r.first_read = array(&arrs, o[6], "first_read", 'i', 8, 1, -1, r.n, 0));
+    ok = ok && (r.gap = array(&arrs, o[7], "gap", 'i', 8, 1, -1, r.n, 1));
+    if (!ok)
+        return done(&arrs, NULL);
+    for (Py_ssize_t i = 0; i < r.n; i++) /* every READ index the loop may read is valid */
+        if (r.first_read[i] < 0 || r.first_read[i] >= r.n_reads) {
+            PyErr_Format(PyExc_ValueError, "first_read[%zd] = %lld of %zd READs", i,
+                         (long long)r.first_read[i], r.n_reads);
+            return done(&arrs, NULL);
+        }
+    Py_BEGIN_ALLOW_THREADS
+    read_gaps(&r);
+    Py_END_ALLOW_THREADS
+    return done(&arrs, Py_NewRef(Py_None));
+}
+
 static PyMethodDef methods[] = {
     {"scan_stream", py_scan_stream, METH_VARARGS, "Unwrap, resends and gaps of a PSN stream."},
     {"max_before", py_max_before, METH_VARARGS, "Per group, the maximum of earlier values."},
+    {"read_gaps", py_read_gaps, METH_VARARGS, "READ response PSNs skipped inside each READ."},
     {NULL, NULL, 0, NULL},
 };
 

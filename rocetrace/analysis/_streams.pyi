@@ -2,6 +2,8 @@
 # C-contiguous buffers of the stated element type, all of one length.
 from typing import Any
 
+# fmt: off
+
 Array = Any
 
 SOURCE_HASH: str
@@ -12,3 +14,7 @@ def scan_stream(
     high: Array, resent: Array, gap: Array, /,
 ) -> None: ...
 def max_before(starts: Array, values: Array, out: Array, /) -> None: ...
+def read_gaps(
+    keys: Array, starts: Array, ends: Array, high: Array, needle: Array, ext: Array,
+    first_read: Array, gap: Array, /,
+) -> None: ...

@@ -109,19 +109,13 @@ def _aligned_responses(
 
 
 def _read_gaps(pp: Prepared, model: FlowModel, req: Stream, s: Stream) -> np.ndarray:
-    """Per READ (the original request's PSN span), response PSNs skipped inside it."""
+    """Per READ (the original request's PSN span), response PSNs skipped inside it: each
+    READ keeps its own highest PSN seen, as a re-issued READ's answers interleave."""
     gap = np.zeros(len(s), np.int64)
     read_flow, starts, ends = _reads(pp, model, req, s)
     if len(s) == 0 or len(read_flow) == 0:
         return gap
     rows, q, first_read, ext = _aligned_responses(pp, model, s, read_flow, starts)
-    k = np.searchsorted(read_flow * BIG + starts, q * BIG + ext, side="right") - 1
-    k = np.maximum(k, first_read)
-    offset = ext - starts[k]
-    inside = np.flatnonzero((offset >= 0) & (ext <= ends[k]))
-    rows, k, offset = rows[inside], k[inside], offset[inside]
-    order = np.argsort(k, kind="stable")
-    first = group_starts(k[order])
-    high = np.maximum(running_max_before(offset[order], first), -1)
-    gap[rows[order]] = np.maximum(offset[order] - high - 1, 0)
+    keys = read_flow * BIG + starts
+    gap[rows] = native.read_gaps(keys, starts, ends, q * BIG + ext, ext, first_read)
     return gap

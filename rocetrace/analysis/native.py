@@ -46,3 +46,20 @@ def max_before(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     out = np.empty(len(values), np.int64)
     _streams.max_before(np.ascontiguousarray(starts, bool), _int64(values), out)
     return out
+
+
+def read_gaps(
+    keys: np.ndarray, starts: np.ndarray, ends: np.ndarray, needle: np.ndarray,
+    ext: np.ndarray, first_read: np.ndarray,
+) -> np.ndarray:  # fmt: skip
+    """Per READ response row (in stream order), the response PSNs skipped inside its READ
+    before it; 0 for a row inside no READ. READs: sorted `keys` (flow and first PSN packed),
+    first and last response PSN. Rows: packed key, PSN, index of the requesting flow's first
+    READ (all READ indices must be valid)."""
+    gap = np.empty(len(needle), np.int64)
+    high = np.full(len(keys), -1, np.int64)
+    _streams.read_gaps(
+        _int64(keys), _int64(starts), _int64(ends), high, _int64(needle), _int64(ext),
+        _int64(first_read), gap,
+    )  # fmt: skip
+    return gap
