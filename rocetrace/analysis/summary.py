@@ -60,35 +60,48 @@ def _columns(df: pd.DataFrame, keys: tuple[str, ...]) -> dict[str, list[Any]]:
     return {k: plain_column(df[k]) for k in keys if k in df.columns}
 
 
+def _floats(values: np.ndarray) -> list[Any]:
+    """Floats as JSON-ready scalars (NaN -> None), as plain_column gives them."""
+    return [None if v != v else v for v in values.tolist()]
+
+
 def _flows(flows: pd.DataFrame) -> list[dict[str, Any]]:
-    """One object per flow: FLOW_KEYS (NAKs by kind), then FLOW_EXTRAS."""
+    """One object per flow: FLOW_KEYS (NAKs by kind), then FLOW_EXTRAS; built row by row
+    from whole-column lists (zip), not a dict comprehension per flow and key."""
     cols = _columns(flows, FLOW_KEYS + FLOW_EXTRAS)
-    cols |= {f"naks_{k}": plain_column(flows[f"naks_{k}"].astype(int)) for k in NAK_KINDS}
     for edge in ("first", "last"):
-        cols[f"{edge}_ts"] = plain_column(flows[f"{edge}_ts_ns"] / 1e9)
+        cols[f"{edge}_ts"] = _floats(flows[f"{edge}_ts_ns"].to_numpy() / 1e9)
     for key in ("dscp", "vlan_pcp", "udp_sport"):
         if key in cols:
             cols[key] = [None if v is not None and v < 0 else v for v in cols[key]]
-    out = []
-    for i in range(len(flows)):
-        flow = {k: cols[k][i] for k in FLOW_KEYS if k != "naks"}
-        flow["naks"] = {k: cols[f"naks_{k}"][i] for k in NAK_KINDS}
-        flow |= {k: cols[k][i] if k in cols else None for k in FLOW_EXTRAS}
-        out.append({k: flow[k] for k in (*FLOW_KEYS, *FLOW_EXTRAS)})
-    return out
+    naks = zip(
+        *(flows[f"naks_{k}"].to_numpy().astype(int).tolist() for k in NAK_KINDS), strict=True
+    )
+    cols["naks"] = [dict(zip(NAK_KINDS, row, strict=True)) for row in naks]
+    absent = [None] * len(flows)
+    keys = (*FLOW_KEYS, *FLOW_EXTRAS)
+    columns = [cols[k] for k in FLOW_KEYS] + [cols.get(k, absent) for k in FLOW_EXTRAS]
+    return [dict(zip(keys, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
 def _records(df: pd.DataFrame, keys: tuple[str, ...]) -> list[dict[str, Any]]:
+    if df.empty:
+        return []
     cols = _columns(df, keys)
     return [dict(zip(cols, row, strict=True)) for row in zip(*cols.values(), strict=True)]
 
 
+def _findings(findings: pd.DataFrame) -> list[dict[Any, Any]]:
+    """The findings as JSON-ready records (to_dict is skipped for none: ~0.2 ms)."""
+    rows = findings.to_dict("records") if len(findings) else []
+    return [
+        {k: (plain(v) if k != "frames" else [int(f) for f in v]) for k, v in r.items()}
+        for r in rows
+    ]
+
+
 def build_summary(a: Analysis) -> dict[str, Any]:
     """Everything a script needs, keyed as in issue 4's contract."""
-    findings = [
-        {k: (plain(v) if k != "frames" else [int(f) for f in v]) for k, v in r.items()}
-        for r in a.findings.to_dict("records")
-    ]
     return {
         "schema": SCHEMA,
         "capture": {k: plain(v) for k, v in a.capture_facts.items()},
@@ -104,5 +117,5 @@ def build_summary(a: Analysis) -> dict[str, Any]:
             ("src_ip", "dst_ip", "qps", "distinct_sports", "colliding_qps", "busiest_sport"),
         ),
         "cm_connections": _records(a.cm_connections, tuple(CONNECTION_DTYPES)),
-        "findings": findings,
+        "findings": _findings(a.findings),
     }
