@@ -8,6 +8,7 @@ stably): linear in the number of frames, where a general sort of a million frame
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
@@ -44,18 +45,39 @@ class FlowOrder:
     """The frames of each flow in capture order: rows[bounds[f]:bounds[f + 1]] is flow f."""
 
     rows: np.ndarray  # frame indices, sorted by (flow, frame)
-    flow: np.ndarray  # flow id of each row
     bounds: np.ndarray  # n_flows + 1 offsets into rows
+
+    @cached_property
+    def flow(self) -> np.ndarray:
+        """Flow id of each row; made on first use, as most passes need only the bounds."""
+        return self._flows_at(np.arange(len(self.rows)))
+
+    @cached_property
+    def _packed(self) -> np.ndarray:
+        """(flow << 40) | row per row: sorted, for searches by (flow, frame index)."""
+        key = np.repeat(np.arange(len(self.bounds) - 1, dtype=np.int64) << 40, np.diff(self.bounds))
+        key |= self.rows
+        return key
+
+    def _flows_at(self, positions: np.ndarray) -> np.ndarray:
+        """The flow of each of the sorted `positions` into rows (no per-row flow array)."""
+        per_flow = np.diff(np.searchsorted(positions, self.bounds))
+        return np.repeat(np.arange(len(self.bounds) - 1, dtype=np.int64), per_flow)
 
     def select(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(frame indices, their flows) where `mask` holds, sorted by (flow, frame)."""
         keep = np.flatnonzero(mask[self.rows])  # take() by position: far faster than a[mask]
-        return self.rows[keep], self.flow[keep]
+        return self.rows[keep], self._flows_at(keep)
+
+    def rows_of(self, flows: np.ndarray) -> np.ndarray:
+        """Frame indices of the given flows, sorted by (flow, frame)."""
+        wanted = np.zeros(len(self.bounds) - 1, bool)
+        wanted[flows] = True
+        return self.rows[np.flatnonzero(np.repeat(wanted, np.diff(self.bounds)))]
 
     def last_before(self, flows: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """Per (flow, frame index): that flow's latest frame before the index, -1 when none."""
-        key = (self.flow << 40) | self.rows
-        pos = np.searchsorted(key, (flows << 40) | idx) - 1
+        pos = np.searchsorted(self._packed, (flows << 40) | idx) - 1
         found = pos >= self.bounds[flows]
         return np.where(found, self.rows[np.maximum(pos, 0)], -1)
 
@@ -86,5 +108,4 @@ def flow_order(flow_id: np.ndarray, n_flows: int) -> FlowOrder:
     by_flow = stable_order(codes, n_flows)
     flows = np.arange(n_flows + 1, dtype=np.int64)
     bounds = np.searchsorted(codes, flows, sorter=by_flow).astype(np.int64, copy=False)
-    rows = by_flow[: bounds[-1]]
-    return FlowOrder(rows, np.repeat(flows[:-1], np.diff(bounds)), bounds)
+    return FlowOrder(by_flow[: bounds[-1]], bounds)
