@@ -99,7 +99,7 @@ def majority(flow_id: np.ndarray, order: FlowOrder, values: np.ndarray) -> np.nd
     mixed = np.flatnonzero(np.bincount(flow_id[differs], minlength=n))
     if len(mixed) == 0:
         return np.maximum(out, -1)
-    rows = order.rows[np.flatnonzero(np.isin(order.flow, mixed))]
+    rows = order.rows_of(mixed)
     rows = rows[np.flatnonzero(values[rows] >= 0)]
     out[mixed] = -1
     keys, counts = np.unique(
@@ -240,12 +240,13 @@ def build_flow_model(pp: Prepared, conns: pd.DataFrame | None = None) -> FlowMod
 def read_spans(pp: Prepared, model: FlowModel) -> np.ndarray:
     """PSNs each frame occupies: a READ REQUEST takes one per response packet it asks for."""
     span = np.ones(len(pp), np.int64)
-    reads = np.flatnonzero(pp.read_request & (model.flow_id >= 0))
+    reads = np.flatnonzero(pp.read_request)
+    reads = reads[model.flow_id[reads] >= 0]
     if len(reads) == 0:
         return span
     mtu = model.mtu[model.flow_id[reads]]
     fallback = model.mtu.max(initial=0)
     mtu = np.where(mtu > 0, mtu, fallback if fallback > 0 else 1024)
-    length = np.maximum(pp.dma_length[reads], 0)
+    length = np.maximum(pp.dma_length_at(reads), 0)
     span[reads] = np.maximum(1, -(-length // mtu))
     return span

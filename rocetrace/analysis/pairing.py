@@ -81,9 +81,12 @@ def _sampled_responses(pp: Prepared, flow_id: np.ndarray) -> np.ndarray:
         (pp.kind == READ_RESPONSE) & isin_small(pp.position, (POS_FIRST, POS_ONLY))
     )
     rows = np.flatnonzero(answer)
-    rows = rows[flow_id[rows] >= 0]
-    rows = rows[_occurrence(flow_id[rows]) < PAIR_SAMPLE]
-    return _first_of_each(rows, flow_id[rows], pp.psn[rows])
+    flows = flow_id[rows]  # one gather: flow_id is read at random, mostly out of cache
+    inside = np.flatnonzero(flows >= 0)
+    rows, flows = rows[inside], flows[inside]
+    early = np.flatnonzero(_occurrence(flows) < PAIR_SAMPLE)
+    rows, flows = rows[early], flows[early]
+    return _first_of_each(rows, flows, pp.psn[rows])
 
 
 def ack_votes(pp: Prepared, flow_id: np.ndarray, order: FlowOrder, settled: np.ndarray) -> Votes:
