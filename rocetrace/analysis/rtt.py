@@ -27,26 +27,6 @@ from rocetrace.analysis.prepared import (
 COLUMNS = ["rtt_min_s", "rtt_median_s", "rtt_max_s"]
 
 
-def _sent_by(pp: Prepared, ts_in_time: np.ndarray, a: np.ndarray) -> np.ndarray:
-    """Per frame index: how many frames were sent at or before it (time rank bound)."""
-    if not pp.in_time_order:
-        return np.searchsorted(ts_in_time, pp.ts[a], "right")
-    bound = a + 1  # in time order: every frame up to this one, plus any with its timestamp
-    tie = np.flatnonzero(pp.ts[np.minimum(bound, len(pp) - 1)] == pp.ts[a])
-    bound[tie] = np.searchsorted(pp.ts, pp.ts[a[tie]], "right")
-    return bound
-
-
-def _time_rank_of(pp: Prepared, frames: np.ndarray) -> np.ndarray:
-    """Rank of `frames` in time order (equal timestamps keep capture order). Captures are
-    nearly always in time order already: then the rank is the frame index."""
-    if pp.in_time_order:
-        return frames
-    rank = np.empty(len(pp), np.int64)
-    rank[np.argsort(pp.ts, kind="stable")] = np.arange(len(pp))
-    return rank[frames]
-
-
 def _answers(pp: Prepared, model: FlowModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(answer frames, the flow each answers, its PSN) for answers of a paired flow."""
     answer = isin_small(pp.kind, (ACK, ATOMIC_ACK)) | (
@@ -74,11 +54,12 @@ def _echoed_requests(
 
 
 def _sorted_pairs(major: np.ndarray, minor: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sort (major, minor) pairs of integers >= 0; one packed integer sort when both fit in
-    62 bits."""
+    """Sort (major, minor) pairs of integers >= 0: one sort of packed integers when both fit
+    in 62 bits, else two stable argsorts (np.lexsort is ~30 times slower)."""
     shift = int(minor.max(initial=0)).bit_length()
     if shift + int(major.max(initial=0)).bit_length() > 62:
-        by = np.lexsort((minor, major))
+        by = np.argsort(minor, kind="stable")
+        by = by[np.argsort(major[by], kind="stable")]
         return major[by], minor[by]
     packed = np.sort((major << shift) | minor)
     return packed >> shift, packed & ((1 << shift) - 1)
@@ -89,26 +70,29 @@ def _answered_rtts(pp: Prepared, model: FlowModel) -> tuple[np.ndarray, np.ndarr
     paired flow with the answer's PSN sent at or before the answer.
 
     Requests and answers are sorted together by (flow, PSN, time code): a request's code is
-    2 * its time rank + 1, an answer's 2 * the frames sent at or before it. The answered
-    request is then the last request before the answer, if of the same (flow, PSN), and the
-    codes give both timestamps back: a sort of packed integers, no argsort."""
+    2 * its time (ns since the first), an answer's 2 * its time + 1, so an answer sorts right
+    after the requests sent at or before it. The answered request is the last request before
+    it, if of the same (flow, PSN); among requests sent at the same time any gives the same
+    RTT. The codes give both times back: a sort of packed integers, no argsort, and no time
+    order needed."""
     a, asked, a_psn = _answers(pp, model)
     r, r_flow = _echoed_requests(pp, model, a_psn)
     if len(a) == 0 or len(r) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    ts_in_time = pp.ts if pp.in_time_order else np.sort(pp.ts)
+    ts_r, ts_a = pp.ts[r], pp.ts[a]
+    first = min(ts_r.min(), ts_a.min())
     key = np.concatenate(((r_flow << 24) | pp.psn[r], (asked << 24) | a_psn))
-    code = np.concatenate((2 * _time_rank_of(pp, r) + 1, 2 * _sent_by(pp, ts_in_time, a)))
+    code = np.concatenate((2 * (ts_r - first), 2 * (ts_a - first) + 1))
     key, code = _sorted_pairs(key, code)
-    is_request = (code & 1).astype(bool)
-    last_request = np.maximum.accumulate(np.where(is_request, np.arange(len(code)), -1))
-    at = np.flatnonzero(~is_request)
+    is_answer = (code & 1).astype(bool)
+    last_request = np.maximum.accumulate(np.where(is_answer, -1, np.arange(len(code))))
+    at = np.flatnonzero(is_answer)
     req = last_request[at]
     hit = np.flatnonzero(req >= 0)
     at, req = at[hit], req[hit]
     hit = np.flatnonzero(key[req] == key[at])
     at, req = at[hit], req[hit]
-    return key[req] >> 24, ts_in_time[(code[at] >> 1) - 1] - ts_in_time[code[req] >> 1]
+    return key[req] >> 24, (code[at] >> 1) - (code[req] >> 1)
 
 
 def rtt_per_flow(pp: Prepared, model: FlowModel) -> pd.DataFrame:
