@@ -12,14 +12,10 @@ import pandas as pd
 
 from rocetrace.analysis.flows import FlowModel
 from rocetrace.analysis.order import group_starts
+from rocetrace.analysis.pairing import flow_keys
 from rocetrace.analysis.prepared import CNP, Prepared
 
 RATE_WINDOW_NS = 100_000  # throughput is measured over this long before and after a CNP
-
-
-def _flow_key(src: np.ndarray, dst: np.ndarray, qp: np.ndarray | int) -> np.ndarray:
-    """(src, dst, QP) packed as flows.assign_flows packs them: IP codes < 2^20, QP < 2^24."""
-    return (src << 44) | (dst << 24) | qp
 
 
 def _lookup(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray) -> np.ndarray:
@@ -40,12 +36,13 @@ def throttled_flow(pp: Prepared, model: FlowModel, idx: np.ndarray) -> np.ndarra
     from the QP the CNP names (its peer_qp); else the only flow between them that way."""
     flow = np.arange(len(model), dtype=np.int64)
     peer = np.flatnonzero(model.peer_qp >= 0)
+    src, dst, qp = pp.dst[idx], pp.src[idx], pp.qp[idx]  # the throttled flow's direction
     named = _lookup(
-        _flow_key(model.src[peer], model.dst[peer], model.peer_qp[peer]),
+        flow_keys(model.src[peer], model.dst[peer], model.peer_qp[peer]),
         flow[peer],
-        np.where(pp.qp[idx] >= 0, _flow_key(pp.dst[idx], pp.src[idx], pp.qp[idx]), -1),
+        np.where(qp >= 0, flow_keys(src, dst, qp), -1),
     )
-    lone = _lookup(_flow_key(model.src, model.dst, 0), flow, _flow_key(pp.dst[idx], pp.src[idx], 0))
+    lone = _lookup(flow_keys(model.src, model.dst, 0 * flow), flow, flow_keys(src, dst, 0 * qp))
     return np.where(named >= 0, named, lone)
 
 

@@ -32,25 +32,26 @@ def _answers(pp: Prepared, model: FlowModel) -> tuple[np.ndarray, np.ndarray, np
     answer = isin_small(pp.kind, (ACK, ATOMIC_ACK)) | (
         (pp.kind == READ_RESPONSE) & isin_small(pp.position, (POS_FIRST, POS_ONLY))
     )
-    a = np.flatnonzero(answer)
-    flow, psn = model.flow_id[a], pp.psn[a]
-    asked = np.where(flow >= 0, model.pair[flow], -1)
-    keep = np.flatnonzero((asked >= 0) & (psn >= 0))
-    return a[keep], asked[keep], psn[keep]
+    a, flow, psn = _in_flows(pp, model, np.flatnonzero(answer))
+    asked = model.pair[flow]
+    paired = np.flatnonzero(asked >= 0)
+    return a[paired], asked[paired], psn[paired]
 
 
-def _echoed_requests(
-    pp: Prepared, model: FlowModel, psns: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """(request frames, their flows) of the requests whose PSN is among `psns`: only these
-    can be answered, a small share of all requests."""
+def _echoed_requests(pp: Prepared, model: FlowModel, psns: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(request frames, their flows, their PSNs) of the requests whose PSN is among `psns`:
+    only these can be answered, a small share of all requests."""
     echoed = np.zeros(PSN_MOD, bool)
     echoed[psns] = True
     wanted = (pp.kind == REQUEST) & np.take(echoed, pp.psn, mode="wrap")  # wrap: PSN mod 2^24
-    r = np.flatnonzero(wanted)
-    flow = model.flow_id[r]
-    keep = np.flatnonzero(flow >= 0)
-    return r[keep], flow[keep]
+    return _in_flows(pp, model, np.flatnonzero(wanted))
+
+
+def _in_flows(pp: Prepared, model: FlowModel, frames: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(frames, their flows, their PSNs) of those `frames` in a flow and with a PSN."""
+    flow, psn = model.flow_id[frames], pp.psn[frames]
+    keep = np.flatnonzero((flow >= 0) & (psn >= 0))
+    return frames[keep], flow[keep], psn[keep]
 
 
 def _sorted_pairs(major: np.ndarray, minor: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -76,12 +77,12 @@ def _answered_rtts(pp: Prepared, model: FlowModel) -> tuple[np.ndarray, np.ndarr
     RTT. The codes give both times back: a sort of packed integers, no argsort, and no time
     order needed."""
     a, asked, a_psn = _answers(pp, model)
-    r, r_flow = _echoed_requests(pp, model, a_psn)
+    r, r_flow, r_psn = _echoed_requests(pp, model, a_psn)
     if len(a) == 0 or len(r) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     ts_r, ts_a = pp.ts[r], pp.ts[a]
     first = min(ts_r.min(), ts_a.min())
-    key = np.concatenate(((r_flow << 24) | pp.psn[r], (asked << 24) | a_psn))
+    key = np.concatenate(((r_flow << 24) | r_psn, (asked << 24) | a_psn))
     code = np.concatenate((2 * (ts_r - first), 2 * (ts_a - first) + 1))
     key, code = _sorted_pairs(key, code)
     is_answer = (code & 1).astype(bool)
