@@ -11,6 +11,15 @@ from rocetrace.analysis.flows import GSI_QP, FlowModel, majority
 from rocetrace.analysis.prepared import REQUEST, Prepared
 
 
+def _usual(model: FlowModel, values: np.ndarray) -> np.ndarray:
+    """Per flow, its most frequent non-negative value, -1 when none (flows.majority). When
+    every frame has the same value (one DSCP; PCP -1 where nothing is VLAN-tagged) that is
+    every flow's: two reductions instead of the per-flow count (~0.5 ms per 1M frames)."""
+    if len(values) and values.min() == values.max():
+        return np.full(len(model), max(int(values[0]), -1), np.int64)
+    return majority(model.flow_id, model.order, values)
+
+
 def qos_per_flow(pp: Prepared, model: FlowModel) -> pd.DataFrame:
     """Per flow: its usual DSCP, PCP and UDP source port, and whether it is ECN-capable
     (no packet of it, CNPs aside, sent with ECN 00)."""
@@ -18,8 +27,8 @@ def qos_per_flow(pp: Prepared, model: FlowModel) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "udp_sport": model.sport,
-            "dscp": majority(model.flow_id, model.order, pp.dscp),
-            "vlan_pcp": majority(model.flow_id, model.order, pp.pcp),
+            "dscp": _usual(model, pp.dscp),
+            "vlan_pcp": _usual(model, pp.pcp),
             "ecn_not_capable_packets": not_capable,
             "ecn_capable": not_capable == 0,
             "requests": model.kinds[:, REQUEST],
