@@ -118,7 +118,7 @@ def category_in(col: pd.Series, names: tuple[str, ...]) -> np.ndarray:
     if not isinstance(col.dtype, pd.CategoricalDtype):
         return col.astype(object).isin(names).to_numpy(bool)
     wanted = np.isin(np.asarray(col.cat.categories, dtype=object), names)
-    codes = col.cat.codes.to_numpy()
+    codes = col.array.codes  # the Categorical's own array (cat.codes builds a Series)
     if np.count_nonzero(wanted) <= 3:
         found = np.zeros(len(codes), bool)
         for code in np.flatnonzero(wanted).tolist():  # Python ints keep the int8 compares
@@ -127,17 +127,21 @@ def category_in(col: pd.Series, names: tuple[str, ...]) -> np.ndarray:
     return np.take(np.append(wanted, False), codes)  # code -1 (null) reads the added False
 
 
+def _categorical(col: pd.Series) -> pd.Categorical:
+    """The column as a Categorical (no conversion when it is one: astype would copy it)."""
+    return col.array if isinstance(col.dtype, pd.CategoricalDtype) else pd.Categorical(col)
+
+
 def _ip_codes(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Source and destination IPs as codes into one shared array of address strings."""
-    src = df["src_ip"].astype("category")
-    dst = df["dst_ip"].astype("category")
-    names = np.array(sorted(set(src.cat.categories) | set(dst.cat.categories)), dtype=object)
+    src, dst = _categorical(df["src_ip"]), _categorical(df["dst_ip"])
+    names = np.array(sorted(set(src.categories) | set(dst.categories)), dtype=object)
     if len(names) == 0:
         return np.full(len(df), -1, np.int64), np.full(len(df), -1, np.int64), names
     codes = []
     for col in (src, dst):
-        at = np.searchsorted(names, np.asarray(col.cat.categories, dtype=object))
-        codes.append(np.take(np.append(at, -1), col.cat.codes.to_numpy()))  # null: -1
+        at = np.searchsorted(names, np.asarray(col.categories, dtype=object))
+        codes.append(np.take(np.append(at, -1), col.codes))  # null (-1) reads the added -1
     return codes[0], codes[1], names
 
 
@@ -213,11 +217,11 @@ class Prepared:
 
 
 def _kinds(
-    df: pd.DataFrame, roce: np.ndarray, everywhere: bool, op: np.ndarray
+    df: pd.DataFrame, encap: pd.Series, roce: np.ndarray, everywhere: bool, op: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Kind per frame (ACKs split by AETH syndrome into ACK / NAK / RNR NAK), and syndromes."""
     kind = _roce_only(roce, everywhere, np.take(KIND_LUT, op), OTHER)
-    kind[np.flatnonzero(category_in(df["encap"], ("pfc",)))] = PFC
+    kind[np.flatnonzero(category_in(encap, ("pfc",)))] = PFC
     syndrome = _ints(df, "aeth_syndrome", np.int16)
     acks = np.flatnonzero(kind == ACK)
     ack_kind = (syndrome[acks] >> 5) & 3
@@ -252,10 +256,11 @@ def prepare(df: pd.DataFrame) -> Prepared:
         beside = pool.submit(_plain_columns, df)
         ip_codes = pool.submit(_ip_codes, df)
         opcode = _ints(df, "opcode")
-        roce = category_in(df["encap"], ROCE_ENCAPS) & (opcode >= 0)
+        encap = df["encap"]
+        roce = category_in(encap, ROCE_ENCAPS) & (opcode >= 0)
         everywhere = bool(roce.all())
         op = _roce_only(roce, everywhere, opcode, 0)
-        kind, syndrome = _kinds(df, roce, everywhere, op)
+        kind, syndrome = _kinds(df, encap, roce, everywhere, op)
         ts = _ints(df, "ts_ns")
         in_time_order = bool(np.all(ts[1:] >= ts[:-1]))
         plain = beside.result()
