@@ -86,11 +86,10 @@ def _answered_rtts(pp: Prepared, model: FlowModel) -> tuple[np.ndarray, np.ndarr
     code = np.concatenate((2 * (ts_r - first), 2 * (ts_a - first) + 1))
     key, code = _sorted_pairs(key, code)
     is_answer = (code & 1).astype(bool)
-    last_request = np.maximum.accumulate(np.where(is_answer, -1, np.arange(len(code))))
     at = np.flatnonzero(is_answer)
-    req = last_request[at]
-    hit = np.flatnonzero(req >= 0)
-    at, req = at[hit], req[hit]
+    before = at - np.arange(len(at))  # requests sorted before each answer
+    hit = np.flatnonzero(before > 0)
+    at, req = at[hit], np.flatnonzero(~is_answer)[before[hit] - 1]
     hit = np.flatnonzero(key[req] == key[at])
     at, req = at[hit], req[hit]
     return key[req] >> 24, (code[at] >> 1) - (code[req] >> 1)
