@@ -5,7 +5,7 @@ Each rule reads finished analysis tables and yields rows; codes are stable names
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -211,7 +211,7 @@ def _fabric_rules(t: Tables) -> Iterator[dict]:
         )
 
 
-def _where(df: pd.DataFrame, column: str, holds: Any) -> Any:
+def _where(df: pd.DataFrame, column: str, holds: Callable[[np.ndarray], np.ndarray]) -> Any:
     """The rows of `df` where `holds(column values)`: itertuples only when some do (its
     namedtuple class costs ~0.5 ms)."""
     if df.empty:

@@ -57,7 +57,7 @@ def sport_entropy(flows: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=SPORT_COLUMNS, dtype=object)
     src_names, src = np.unique(flows["src_ip"].to_numpy(object)[keep], return_inverse=True)
     dst_names, dst = np.unique(flows["dst_ip"].to_numpy(object)[keep], return_inverse=True)
-    # One row per (host pair, port), sorted as a groupby on (src_ip, dst_ip, udp_sport).
+    # One row per (host pair, 16-bit port), sorted as a groupby on (src_ip, dst_ip, udp_sport).
     ports, qps_on_port = np.unique(
         ((src * len(dst_names) + dst) << 16) | sport[keep], return_counts=True
     )
