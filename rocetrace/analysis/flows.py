@@ -144,7 +144,7 @@ def _psn_pairs(pp: Prepared, flow_id: np.ndarray, order: FlowOrder, by_cm: np.nd
     """PSN-space pairs among the flows the CM left unpaired."""
     nak = _without(pairing.nak_votes(pp, flow_id, order), by_cm)
     settled = pairing.settled_flows(nak, len(by_cm))
-    votes = [pairing.ack_votes(pp, flow_id, order, settled | by_cm), nak]
+    votes = [pairing.ack_votes(pp, flow_id, settled | by_cm), nak]
     return pairing.greedy_pairs(votes, sport)
 
 

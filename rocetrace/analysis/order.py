@@ -55,7 +55,7 @@ class FlowOrder:
     @cached_property
     def flow(self) -> np.ndarray:
         """Flow id of each row; made on first use, as most passes need only the bounds."""
-        return self._flows_at(np.arange(len(self.rows)))
+        return np.repeat(np.arange(len(self.bounds) - 1, dtype=np.int64), np.diff(self.bounds))
 
     @cached_property
     def _packed(self) -> np.ndarray:

@@ -89,7 +89,7 @@ def _sampled_responses(pp: Prepared, flow_id: np.ndarray) -> np.ndarray:
     return _first_of_each(rows, flows, pp.psn[rows])
 
 
-def ack_votes(pp: Prepared, flow_id: np.ndarray, order: FlowOrder, settled: np.ndarray) -> Votes:
+def ack_votes(pp: Prepared, flow_id: np.ndarray, settled: np.ndarray) -> Votes:
     """A response repeats the PSN of a request sent the other way; when several QPs use the
     same PSNs, responses come back in the order the requests went out, so the k-th response
     with a PSN answers the k-th request with it. Flows already `settled` by NAKs are left
