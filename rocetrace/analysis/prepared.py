@@ -6,7 +6,6 @@ Every analysis reads these arrays instead of the Arrow-backed table: the convers
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -243,28 +242,24 @@ _PLAIN: dict[str, tuple[str, type]] = {
 }
 
 
-def _plain_columns(df: pd.DataFrame) -> dict[str, np.ndarray]:
-    """The columns with no opcode logic: read beside the opcode work (buffer copies and
-    casts release the GIL)."""
-    return {key: _ints(df, name, dtype) for key, (name, dtype) in _PLAIN.items()}
-
-
 def prepare(df: pd.DataFrame) -> Prepared:
     """Convert the packet table once: integer columns with -1 for null, IPs as codes,
-    opcodes as kinds, transports and message positions."""
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        beside = pool.submit(_plain_columns, df)
-        ip_codes = pool.submit(_ip_codes, df)
-        opcode = _ints(df, "opcode")
-        encap = df["encap"]
-        roce = category_in(encap, ROCE_ENCAPS) & (opcode >= 0)
-        everywhere = bool(roce.all())
-        op = _roce_only(roce, everywhere, opcode, 0)
-        kind, syndrome = _kinds(df, encap, roce, everywhere, op)
-        ts = _ints(df, "ts_ns")
-        in_time_order = bool(np.all(ts[1:] >= ts[:-1]))
-        plain = beside.result()
-        src, dst, ips = ip_codes.result()
+    opcodes as kinds, transports and message positions.
+
+    All on the calling thread: arrays a short-lived helper thread allocates live in its own
+    malloc arena, whose memory goes back to the OS between runs (prepare measured 8 ms
+    here, 18-60 ms with the conversions on a helper, in the 1M-frame pipeline).
+    """
+    plain = {key: _ints(df, name, dtype) for key, (name, dtype) in _PLAIN.items()}
+    src, dst, ips = _ip_codes(df)
+    opcode = _ints(df, "opcode")
+    encap = df["encap"]
+    roce = category_in(encap, ROCE_ENCAPS) & (opcode >= 0)
+    everywhere = bool(roce.all())
+    op = _roce_only(roce, everywhere, opcode, 0)
+    kind, syndrome = _kinds(df, encap, roce, everywhere, op)
+    ts = _ints(df, "ts_ns")
+    in_time_order = bool(np.all(ts[1:] >= ts[:-1]))
     transport = _roce_only(roce, everywhere, np.take(TRANSPORT_LUT, op), -1)
     roce_only = {key: _roce_only(roce, everywhere, plain.pop(key), -1) for key in ("qp", "psn")}
     return Prepared(
