@@ -7,7 +7,6 @@ first (rocetrace.analysis.cm), then by PSN space, DETH source QP and IP pair.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -180,7 +179,7 @@ def _classes(pp: Prepared) -> np.ndarray:
 
 def _counters(pp: Prepared, flow_id: np.ndarray, order: FlowOrder) -> tuple[np.ndarray, ...]:
     """Per flow: transport (the most frequent, the smallest on a tie), MTU, frames of each
-    kind and of each ECN value; none of it needs the pairing, so it is counted beside it."""
+    kind and of each ECN value."""
     n = len(order.bounds) - 1
     width = int(np.prod(_CLASSES))
     if (n + 1) * width > max(len(flow_id), 1 << 16):  # many flows: keep the table small
@@ -206,19 +205,21 @@ def _kinds_and_ecn(pp: Prepared, flow_id: np.ndarray, n: int) -> tuple[np.ndarra
 
 def build_flow_model(pp: Prepared, conns: pd.DataFrame | None = None) -> FlowModel:
     """Flows, their transport and MTU, and the pairing of the two directions (`conns`: the
-    capture's CM connections, which name peers outright)."""
+    capture's CM connections, which name peers outright).
+
+    All on the calling thread: with the counters on a helper, the 1M-frame pipeline spent
+    more CPU (its temporaries page-faulted in the helper's malloc arena), not less wall time.
+    """
     flow_id, src, dst, qp = assign_flows(pp)
     n = len(src)
     order = flow_order(flow_id, n)
-    with ThreadPoolExecutor(max_workers=1) as pool:  # numpy passes release the GIL
-        counted = pool.submit(_counters, pp, flow_id, order)
-        sport = majority(flow_id, order, pp.sport)
-        pair = np.full(n, -1, np.int64)
-        paired_by = np.full(n, "", dtype=object)
-        cm_peer = _cm_peers(pp, order, (src, dst, qp), conns, (pair, paired_by))
-        by_cm = cm_peer >= 0
-        _link(pair, paired_by, _psn_pairs(pp, flow_id, order, by_cm, sport), "psn")
-        transport, mtu, kinds, ecn = counted.result()
+    transport, mtu, kinds, ecn = _counters(pp, flow_id, order)
+    sport = majority(flow_id, order, pp.sport)
+    pair = np.full(n, -1, np.int64)
+    paired_by = np.full(n, "", dtype=object)
+    cm_peer = _cm_peers(pp, order, (src, dst, qp), conns, (pair, paired_by))
+    by_cm = cm_peer >= 0
+    _link(pair, paired_by, _psn_pairs(pp, flow_id, order, by_cm, sport), "psn")
     peer_qp = np.full(n, -1, np.int64)
     ud_src_qp = np.full(n, -1, np.int64)
     if (transport == UD).any():
