@@ -47,8 +47,9 @@ def pfc_table(packets: pd.DataFrame, link_bps: float) -> pd.DataFrame:
     by = np.lexsort((priority, frame[at]))
     priority, at = priority[by], at[by]
     src_mac = packets["src_mac"].take(rows).astype(object).to_numpy()[at]
-    # str when every priority occurs, else object: as the former per-priority concat made it
-    every = len(np.unique(priority)) == 8
+    # str when every priority has a MAC, else object: as the former per-priority concat of
+    # inferred columns made it (one without any string is object, and object wins)
+    every = len(np.unique(priority[pd.notna(src_mac)])) == 8
     q = quanta[at, priority]
     return pd.DataFrame(
         {
