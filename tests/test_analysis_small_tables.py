@@ -1,4 +1,4 @@
-"""The per-flow tables built in numpy (RTT, source-port entropy) against plain-Python
+"""The small tables built in numpy (RTT, source-port entropy, PFC) against plain-Python
 references, including the paths the corpus rarely takes: resent PSNs, equal timestamps,
 captures too long for RTT's packed sort."""
 
@@ -13,6 +13,7 @@ from analysis_builder import A, B, ack, packet_table, req
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rocetrace.analysis.pfc import pfc_table
 from rocetrace.analysis.pipeline import analyze_packets
 from rocetrace.analysis.qos import sport_entropy
 
@@ -98,3 +99,27 @@ def test_sport_entropy_matches_a_reference(rows: list) -> None:
         assert row.qps == sum(qps.values()) and row.distinct_sports == len(qps)
         assert row.colliding_qps == sum(n for n in qps.values() if n > 1)
         assert qps[row.busiest_sport] == max(qps.values())
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 255), st.lists(st.integers(0, 0xFFFF), min_size=8, max_size=8)),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_pfc_table_has_one_row_per_frame_and_enabled_priority(frames_: list) -> None:
+    base = {"encap": "pfc", "src_mac": "02:00:00:00:00:01"}
+    rows = [
+        base | {"pfc_class_enable": enable} | {f"pfc_quanta_{p}": q[p] for p in range(8)}
+        for enable, q in frames_
+    ]
+    table = pfc_table(packet_table(rows), 100e9)
+    want = [
+        (i + 1, p, q[p])
+        for i, (enable, q) in enumerate(frames_)
+        for p in range(8)
+        if enable >> p & 1
+    ]
+    assert list(zip(table["frame"], table["priority"], table["quanta"], strict=True)) == want
+    assert table["pause"].tolist() == [q > 0 for _, _, q in want]
