@@ -78,12 +78,15 @@ def _ints_at(df: pd.DataFrame, name: str, rows: np.ndarray) -> np.ndarray:
 
 
 def _series_ints(col: pd.Series, dtype: type) -> np.ndarray:
+    """A column as integers, nulls -1: Arrow ones from their buffers (to_numpy would go
+    through floats or objects)."""
     if isinstance(col.dtype, pd.ArrowDtype):
         return _arrow_ints(pa.chunked_array(col.array._pa_array), dtype)
     return col.to_numpy(dtype=dtype, na_value=-1)
 
 
 def _arrow_ints(column: pa.ChunkedArray, dtype: type) -> np.ndarray:
+    """Each chunk read from its buffers, joined only when there are several."""
     parts = [_chunk_ints(c, dtype) for c in column.chunks]
     if len(parts) == 1:
         return parts[0]
