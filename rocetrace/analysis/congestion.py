@@ -102,7 +102,7 @@ def cnp_table(pp: Prepared, model: FlowModel) -> pd.DataFrame:
     known = flow >= 0
     return pd.DataFrame(
         {
-            "frame": pp.frame[idx],
+            "frame": pp.frames_at(idx),
             "ts_ns": ts,
             "flow_id": pd.arrays.IntegerArray(np.where(known, flow, 0).astype(np.int32), ~known),
             "src_ip": pp.ips[pp.src[idx]] if len(idx) else np.zeros(0, object),

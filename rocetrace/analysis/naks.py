@@ -72,7 +72,7 @@ def nak_table(pp: Prepared, model: FlowModel, progress: pd.DataFrame) -> pd.Data
     flow_id = np.where(about >= 0, about, 0).astype(np.int32)
     return pd.DataFrame(
         {
-            "frame": pp.frame[idx],
+            "frame": pp.frames_at(idx),
             "ts_ns": pp.ts[idx],
             "flow_id": pd.arrays.IntegerArray(flow_id, about < 0),
             "nak_flow_id": carrier.astype(np.int32),

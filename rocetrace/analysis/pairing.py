@@ -91,9 +91,15 @@ class _PsnLookup:
 _PSN_LOOKUP = _PsnLookup()
 
 
+def frames_with_psn(psn: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Indices into `psn` (a frame column) of the values in `wanted`, through the one
+    shared 2^24-entry table (pairing and RTT both look PSNs up)."""
+    return _PSN_LOOKUP.frames_with(psn, wanted)
+
+
 def _with_psn_of(pp: Prepared, rows: np.ndarray) -> np.ndarray:
     """Frames carrying one of the PSNs of `rows`."""
-    return _PSN_LOOKUP.frames_with(pp.psn, pp.psn[rows])
+    return frames_with_psn(pp.psn, pp.psn[rows])
 
 
 def _sampled_responses(pp: Prepared, flow_id: np.ndarray) -> np.ndarray:

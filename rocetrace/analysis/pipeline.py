@@ -53,7 +53,7 @@ def _capture_gaps(pp: Prepared, s: gaps.Stream) -> pd.DataFrame:
     seen = np.searchsorted(key, hi + base, "right") - np.searchsorted(key, lo + base, "left")
     drop = j[seen == 0]
     return pd.DataFrame(
-        {"flow_id": s.flow[drop], "ts_ns": pp.ts[s.idx[drop]], "frame": pp.frame[s.idx[drop]]}
+        {"flow_id": s.flow[drop], "ts_ns": pp.ts[s.idx[drop]], "frame": pp.frames_at(s.idx[drop])}
         | {"psns": s.gap[drop]}
     )
 
@@ -210,7 +210,7 @@ def _stream_free_tables(
 def _rnr_timers(nak_rows: pd.DataFrame, n: int) -> np.ndarray:
     """Per flow, the timer of the last RNR NAK about it (NaN when none)."""
     timers = np.full(n, np.nan)
-    rnr = np.flatnonzero((nak_rows["kind"] == "rnr").to_numpy() & nak_rows["flow_id"].notna())
+    rnr = np.flatnonzero((nak_rows["kind"] == "rnr") & nak_rows["flow_id"].notna())
     if len(rnr):
         flow = nak_rows["flow_id"].to_numpy(np.int64, na_value=-1)[rnr][::-1]
         _, last = np.unique(flow, return_index=True)  # first of the reversed rows: the last

@@ -292,8 +292,8 @@ def psn_delta(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
 def isin_small(values: np.ndarray, codes: tuple[int, ...]) -> np.ndarray:
     """np.isin for small non-negative codes (kinds, positions): a few int8 compares, or a
     table lookup for wider values and longer code lists; far faster than np.isin."""
-    if values.dtype == np.int8 and len(codes) <= 3:  # kinds, positions: SIMD compares
-        found = np.zeros(len(values), bool)
+    if values.dtype == np.int8 and len(codes) <= 6:  # kinds, positions: SIMD compares
+        found = np.zeros(len(values), bool)  # 4 codes on 1M: 0.18 ms (a lookup: 0.7-1 ms)
         for code in codes:
             found |= values == code
         return found

@@ -130,6 +130,7 @@ def reissue_episodes(
     acks = _Acks(progress)
     before = model.order.last_before(flows, reissues)
     triggers = _triggers(pp, model, reissues, flows, acks)
+    frames = pp.frames_at(reissues)
     rows = []
     for k in np.flatnonzero(counts > 0):
         i, f, trigger = int(reissues[k]), int(flows[k]), triggers[k]
@@ -137,7 +138,7 @@ def reissue_episodes(
             {
                 "flow_id": f,
                 "ts_ns": int(pp.ts[i]),
-                "first_frame": int(pp.frame[i]),
+                "first_frame": int(frames[k]),
                 "trigger": trigger,
             }
             | {

@@ -128,7 +128,7 @@ def _episodes(s: Stream, pp: Prepared, ep: np.ndarray, progress: pd.DataFrame) -
             "ep": ep[first],
             "flow_id": s.flow[first],
             "ts_ns": pp.ts[idx],
-            "first_frame": pp.frame[idx],
+            "first_frame": pp.frames_at(idx),
             "idx": idx,
             "first_row": first,
             "last_row": last,

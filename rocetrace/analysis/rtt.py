@@ -12,7 +12,7 @@ import pandas as pd
 
 from rocetrace.analysis.flows import FlowModel
 from rocetrace.analysis.order import group_starts
-from rocetrace.analysis.pairing import _PSN_LOOKUP
+from rocetrace.analysis.pairing import frames_with_psn
 from rocetrace.analysis.prepared import (
     ACK,
     ATOMIC_ACK,
@@ -42,7 +42,7 @@ def _echoed_requests(pp: Prepared, model: FlowModel, psns: np.ndarray) -> tuple[
     """(request frames, their flows, their PSNs) of the requests whose PSN is among `psns`:
     only these can be answered, a small share of all requests. The PSN table is pairing's,
     kept between calls (a fresh zeroed 16 MB table costs a memset and page faults)."""
-    frames = _PSN_LOOKUP.frames_with(pp.psn, psns)
+    frames = frames_with_psn(pp.psn, psns)
     return _in_flows(pp, model, frames[pp.kind[frames] == REQUEST])
 
 
