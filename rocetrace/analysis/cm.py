@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rocetrace.analysis.frames import empty_frame
 from rocetrace.dissectors.mad import CmAttr
 
 MAD_DTYPES: dict[str, str] = {
@@ -77,16 +78,12 @@ _KEY = ["requester_ip", "responder_ip", "requester_comm_id"]
 
 def empty_mads() -> pd.DataFrame:
     """A MAD table with no rows and the contract's dtypes."""
-    return pd.DataFrame({c: pd.Series(dtype=t) for c, t in MAD_DTYPES.items()})
+    return empty_frame(MAD_DTYPES)
 
 
 def empty_connections() -> pd.DataFrame:
-    """A connections table with no rows (what a capture without CM MADs has): a copy of one
-    made once, since building fourteen typed columns costs ~1 ms and copying none ~30 us."""
-    return _EMPTY_CONNECTIONS.copy()
-
-
-_EMPTY_CONNECTIONS = pd.DataFrame({c: pd.Series(dtype=t) for c, t in CONNECTION_DTYPES.items()})
+    """A connections table with no rows (what a capture without CM MADs has)."""
+    return empty_frame(CONNECTION_DTYPES)
 
 
 def cm_connections(mads: pd.DataFrame | None) -> pd.DataFrame:

@@ -103,10 +103,11 @@ def mads_frame(parts: list[MadRows]) -> pd.DataFrame:
     import pandas as pd
 
     from rocetrace.analysis.cm import MAD_DTYPES
+    from rocetrace.analysis.frames import empty_frame
 
     dtypes = {"frame": "int64", **MAD_DTYPES}
     if not parts:
-        return pd.DataFrame({c: pd.Series(dtype=t) for c, t in dtypes.items()})
+        return empty_frame(dtypes)
     data = {c: np.concatenate([p[c] for p in parts]) for c in dtypes}
     frame = pd.DataFrame(data)
     for column in (c for c, t in MAD_DTYPES.items() if t[0] in "UI"):
