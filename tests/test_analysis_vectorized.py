@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from rocetrace.analysis import native
 from rocetrace.analysis.flows import majority
-from rocetrace.analysis.gaps import running_max_before, sorted_stream
+from rocetrace.analysis.gaps import sorted_stream
 from rocetrace.analysis.order import counts_by, flow_order, rank_in_group, stable_order
 from rocetrace.analysis.pairing import dense_ids
 from rocetrace.analysis.pipeline import analyze_packets
@@ -73,15 +73,6 @@ def test_majority_prefers_the_smallest_value_on_a_tie_and_skips_nulls() -> None:
 def test_dense_ids_number_tuples_in_sorted_order() -> None:
     ids = dense_ids(np.array([2, 1, 2, 1]), np.array([0, 5, 0, 4]))
     assert ids.tolist() == [2, 1, 2, 0]
-
-
-def test_running_max_handles_values_beyond_the_packed_range() -> None:
-    """Flows far apart in unwrapped PSN take the per-group shift (each spans < 2^42)."""
-    big = 1 << 41
-    values = np.array([big + 5, big, -big, -big + 2, 1], np.int64)
-    starts = np.array([True, False, True, False, True])
-    before = running_max_before(values, starts)
-    assert before[1] == big + 5 and before[3] == -big
 
 
 def test_unwrap_accepts_unsigned_psns() -> None:

@@ -86,37 +86,6 @@ static PyObject *py_scan_stream(PyObject *self, PyObject *args)
     return done(&arrs, Py_NewRef(Py_None));
 }
 
-/* Per row, the maximum of the earlier values of its group (NONE at a group's first row). */
-static void max_before(const uint8_t *starts, const int64_t *values, int64_t *out, Py_ssize_t n)
-{
-    int64_t high = NONE;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (starts[i])
-            high = NONE;
-        out[i] = high;
-        if (values[i] > high)
-            high = values[i];
-    }
-}
-
-static PyObject *py_max_before(PyObject *self, PyObject *args)
-{
-    PyObject *starts_o, *values_o, *out_o;
-    if (!PyArg_ParseTuple(args, "OOO", &starts_o, &values_o, &out_o))
-        return NULL;
-    Arrs arrs = {.used = 0};
-    const uint8_t *starts = array(&arrs, starts_o, "starts", 'x', 1, 1, -1, -1, 0);
-    Py_ssize_t n = starts ? dim(&arrs, 0) : 0;
-    const int64_t *values = starts ? array(&arrs, values_o, "values", 'i', 8, 1, -1, n, 0) : NULL;
-    int64_t *out = values ? array(&arrs, out_o, "out", 'i', 8, 1, -1, n, 1) : NULL;
-    if (!out)
-        return done(&arrs, NULL);
-    Py_BEGIN_ALLOW_THREADS
-    max_before(starts, values, out, n);
-    Py_END_ALLOW_THREADS
-    return done(&arrs, Py_NewRef(Py_None));
-}
-
 /* Per READ response row: the READ whose PSN span holds it and the PSNs skipped inside that
  * READ before it. READs: sorted `keys` (requesting flow, first PSN packed), their first and
  * last response PSN; `high` (one per READ, -1 on entry) keeps each READ's highest offset
@@ -196,7 +165,6 @@ static PyObject *py_read_gaps(PyObject *self, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"scan_stream", py_scan_stream, METH_VARARGS, "Unwrap, resends and gaps of a PSN stream."},
-    {"max_before", py_max_before, METH_VARARGS, "Per group, the maximum of earlier values."},
     {"read_gaps", py_read_gaps, METH_VARARGS, "READ response PSNs skipped inside each READ."},
     {NULL, NULL, 0, NULL},
 };
@@ -213,13 +181,7 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__streams(void)
 {
     PyObject *m = PyModule_Create(&module);
-    PyObject *none = m ? PyLong_FromLongLong(NONE) : NULL;
-    if (!none)
-        return Py_XDECREF(m), NULL;
-    int bad = PyModule_AddStringConstant(m, "SOURCE_HASH", SOURCE_HASH) < 0 ||
-              PyModule_AddObjectRef(m, "NONE", none) < 0;
-    Py_DECREF(none);
-    if (bad)
+    if (m && PyModule_AddStringConstant(m, "SOURCE_HASH", SOURCE_HASH) < 0)
         return Py_DECREF(m), NULL;
     return m;
 }

@@ -1,5 +1,5 @@
 # The C module rocetrace.analysis._streams (rocetrace/analysis/_streams.c). Arrays are any
-# C-contiguous buffers of the stated element type, all of one length.
+# C-contiguous buffers of the stated element type; native.py wraps each function.
 from typing import Any
 
 # fmt: off
@@ -7,13 +7,11 @@ from typing import Any
 Array = Any
 
 SOURCE_HASH: str
-NONE: int
 
 def scan_stream(
     flow: Array, psn: Array, span: Array | None, first: Array, ext: Array, end: Array | None,
     high: Array, resent: Array, gap: Array, /,
 ) -> None: ...
-def max_before(starts: Array, values: Array, out: Array, /) -> None: ...
 def read_gaps(
     keys: Array, starts: Array, ends: Array, high: Array, needle: Array, ext: Array,
     first_read: Array, gap: Array, /,

@@ -43,11 +43,6 @@ class Stream:
         return len(self.idx)
 
 
-def running_max_before(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Per group, the maximum of the earlier values (NONE on each group's first row)."""
-    return native.max_before(values, starts)
-
-
 def build_stream(idx: np.ndarray, flow: np.ndarray, psn: np.ndarray, span: np.ndarray) -> Stream:
     """Rows in frame order (flow >= 0): sort by flow, then unwrap, mark resends and gaps."""
     order = stable_order(flow, int(flow.max(initial=0)) + 1)
