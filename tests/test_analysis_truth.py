@@ -351,6 +351,22 @@ def scenario_mix(draw: st.DrawFn) -> dict[str, Any]:
     },
     seed=0,
 )
+@example(  # go-back-0 whose resend of the message's FIRST was lost before the receiver's
+    # capture: the NAK acknowledged only what precedes the message (its FIRST, seen in the
+    # original sending), so a later timeout restart at that FIRST is a certain go-back-N
+    mix={
+        "ops": ("write",),
+        "recovery": "go-back-0",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 5,
+        "message_size": 4096,
+        "start_psn": 0xFFFFF0,
+        "losses": (Loss(rate=0.03125),),
+        "max_packets": 3000,
+    },
+    seed=0,
+)
 def test_random_scenarios_match_truth(tmp_path: Path, mix: dict[str, Any], seed: int) -> None:
     got, truth = run(tmp_path, "clean", seed=seed, **mix)
     assert differences(got, truth) == []

@@ -14,11 +14,19 @@ import pandas as pd
 
 from rocetrace.analysis.flows import FlowModel
 from rocetrace.analysis.frames import empty_frame
-from rocetrace.analysis.gaps import Stream
+from rocetrace.analysis.gaps import BIG, Stream
 from rocetrace.analysis.naks import ack_progress
 from rocetrace.analysis.order import stable_order
 from rocetrace.analysis.pairing import dense_ids
-from rocetrace.analysis.prepared import PSN_MOD, Prepared, psn_delta
+from rocetrace.analysis.prepared import (
+    POS_FIRST,
+    POS_LAST,
+    POS_ONLY,
+    PSN_MOD,
+    Prepared,
+    isin_small,
+    psn_delta,
+)
 
 EPISODE_COLUMNS = [
     "flow_id", "src_ip", "dst_ip", "dest_qp", "ts", "ts_ns", "trigger", "nak_psn", "start_psn",
@@ -228,7 +236,7 @@ def _last_acked_asof(eps: pd.DataFrame, progress: pd.DataFrame) -> np.ndarray:
 
 
 def _requester_view(
-    pp: Prepared, model: FlowModel, eps: pd.DataFrame, progress: pd.DataFrame
+    pp: Prepared, model: FlowModel, s: Stream, eps: pd.DataFrame, progress: pd.DataFrame
 ) -> pd.DataFrame:
     """ACK progress as the requester saw it: after a NAK it answered with go-back-0, the
     whole message counts as not acknowledged (it is redone)."""
@@ -236,7 +244,29 @@ def _requester_view(
     if g0.empty:
         return progress
     index = np.searchsorted(pp.frame, g0["nak_frame"].to_numpy(np.int64))
-    return ack_progress(pp, model, dict(zip(index.tolist(), g0["start_psn"].tolist(), strict=True)))
+    first = _message_starts(pp, s, g0["flow_id"].to_numpy(np.int64), g0["start_ext"].to_numpy())
+    return ack_progress(
+        pp, model, dict(zip(index.tolist(), (first % PSN_MOD).tolist(), strict=True))
+    )
+
+
+def _message_starts(pp: Prepared, s: Stream, flow: np.ndarray, ext: np.ndarray) -> np.ndarray:
+    """Per (flow, unwrapped PSN), the first PSN of the message holding it: the flow's latest
+    FIRST / ONLY packet at or before it, or one past its latest LAST before it when that
+    comes later (the message's FIRST never reached the capture point; its first resend may
+    not have either). The PSN itself when the capture shows neither."""
+    position = pp.position[s.idx]
+    first = ext.copy()
+    found_any = np.zeros(len(ext), bool)
+    for codes, past_end in (((POS_FIRST, POS_ONLY), 0), ((POS_LAST, POS_ONLY), 1)):
+        rows = np.flatnonzero(isin_small(position, codes))
+        key = np.sort(s.flow[rows] * BIG + s.ext[rows] + past_end)  # a LAST: the PSN after it
+        at = np.maximum(np.searchsorted(key, flow * BIG + ext, "right") - 1, 0)
+        psn = key[at] - flow * BIG if len(key) else np.zeros(len(ext), np.int64)
+        found = (psn <= ext) & (psn > ext - BIG // 2)  # at or before it, in this flow
+        first = np.where(found & found_any, np.maximum(first, psn), np.where(found, psn, first))
+        found_any |= found
+    return first
 
 
 def _modes(eps: pd.DataFrame, s: Stream, ep: np.ndarray, acked: np.ndarray) -> pd.DataFrame:
@@ -309,7 +339,7 @@ def request_episodes(
     if eps.empty:
         return _empty(), reissues
     eps["mode"] = _modes(eps, s, ep, np.full(len(eps), -1, np.int64))["mode"]
-    acked = _last_acked(pp, eps, _requester_view(pp, model, eps, progress))
+    acked = _last_acked(pp, eps, _requester_view(pp, model, s, eps, progress))
     eps[["mode", "mode_certain", "alternative"]] = _modes(eps, s, ep, acked)
     last_ts = pp.ts[s.idx[eps["last_row"].to_numpy()]]
     eps.loc[_resumed(eps, last_ts, acked), "trigger"] = "unknown"
