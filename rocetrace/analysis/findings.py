@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from rocetrace.analysis.flows import GSI_QP
+from rocetrace.analysis.frames import empty_frame
 from rocetrace.analysis.pfc import STORM_S
 
 SEVERITIES = ("info", "warning", "critical")
@@ -258,7 +259,7 @@ def build_findings(t: Tables) -> pd.DataFrame:
     """All findings, most severe first, then by time."""
     rows = [*_episode_rules(t), *_nak_rules(t), *_ecn_rules(t), *_fabric_rules(t)]
     if not rows:  # a clean capture: nothing to rank (the sort costs ~2 ms of pandas)
-        return pd.DataFrame(columns=FINDING_COLUMNS, dtype=object)
+        return empty_frame(dict.fromkeys(FINDING_COLUMNS, object))
     df = pd.DataFrame(rows, columns=FINDING_COLUMNS)
     rank = df["severity"].map({s: -i for i, s in enumerate(SEVERITIES)})
     df = df.assign(_rank=rank).sort_values(["_rank", "first_ts"], kind="stable", na_position="last")

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rocetrace.analysis.frames import empty_frame
 from rocetrace.dissectors.pfc import pause_seconds
 
 PFC_COLUMNS = ["frame", "ts_ns", "src_mac", "priority", "quanta", "pause", "paused_s"]
@@ -38,7 +39,7 @@ def pfc_table(packets: pd.DataFrame, link_bps: float) -> pd.DataFrame:
     """One row per (PFC frame, enabled priority), by frame then priority."""
     rows = pfc_rows(packets)
     if len(rows) == 0:
-        return pd.DataFrame(columns=PFC_COLUMNS, dtype=object)
+        return empty_frame(dict.fromkeys(PFC_COLUMNS, object))
     enable = _ints(packets, "pfc_class_enable", rows)
     quanta = np.column_stack([_ints(packets, f"pfc_quanta_{p}", rows) for p in range(8)])
     frame = packets["frame"].take(rows).to_numpy(np.int64)
@@ -80,7 +81,7 @@ def pause_runs(table: pd.DataFrame) -> pd.DataFrame:
     """Uninterrupted pauses per (sender, priority): start, duration and frames involved."""
     cols = ["src_mac", "priority", "start_ns", "duration_s", "frames", "first_frame"]
     if table.empty:
-        return pd.DataFrame(columns=cols, dtype=object)
+        return empty_frame(dict.fromkeys(cols, object))
     t = _held(table)
     same = t["same"]
     # A run continues while the previous frame paused up to this one.

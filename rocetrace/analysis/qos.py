@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from rocetrace.analysis.flows import GSI_QP, FlowModel, majority
+from rocetrace.analysis.frames import empty_frame
 from rocetrace.analysis.prepared import REQUEST, Prepared
 
 
@@ -54,7 +55,7 @@ def sport_entropy(flows: pd.DataFrame) -> pd.DataFrame:
     data = (flows["requests"].to_numpy() > 0) & (flows["dest_qp"].to_numpy() != GSI_QP)
     keep = np.flatnonzero(data & (sport >= 0))
     if len(keep) == 0:
-        return pd.DataFrame(columns=SPORT_COLUMNS, dtype=object)
+        return empty_frame(dict.fromkeys(SPORT_COLUMNS, object))
     src_names, src = np.unique(flows["src_ip"].to_numpy(object)[keep], return_inverse=True)
     dst_names, dst = np.unique(flows["dst_ip"].to_numpy(object)[keep], return_inverse=True)
     # One row per (host pair, 16-bit port), sorted as a groupby on (src_ip, dst_ip, udp_sport).
