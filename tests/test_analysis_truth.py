@@ -367,6 +367,85 @@ def scenario_mix(draw: st.DrawFn) -> dict[str, Any]:
     },
     seed=0,
 )
+@example(  # NAKs of 16777215 and 8 both seen before the first resend, the second 6 ns late
+    # behind an ACK: each resend answers its own NAK (the shortest reaction time the flow
+    # shows, not its first answer's, which waited for the wire); then one-packet resends
+    # 9..16 each answer a NAK seen long before; a go-back-N rest resumes at the first
+    # unacked PSN 88 ns after a selective repeat (no timer fires that soon: unknown)
+    mix={
+        "ops": ("write_imm", "send"),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 6,
+        "message_size": 8192,
+        "start_psn": 0xFFFFF0,
+        "losses": (Loss(rate=0.03761076545851631),),
+        "max_packets": 3000,
+    },
+    seed=25,
+)
+@example(  # a mirror sees an ACK before the go-back-N resend that skips to it passes, but the
+    # sender knew only the ACKs seen a reaction time earlier: no selective-repeat skip
+    mix={
+        "ops": ("write_imm", "write", "send"),
+        "recovery": "selective-repeat",
+        "vantage": "mirror",
+        "qps": 1,
+        "messages": 6,
+        "message_size": 4096,
+        "start_psn": 100,
+        "losses": (Loss(rate=0.017068616332763364),),
+        "max_packets": 3000,
+    },
+    seed=1025,
+)
+@example(  # a go-back-N rest resumed below what the receiver had acknowledged, too soon for
+    # the sender to know it: no go-back-0 doubt
+    mix={
+        "ops": ("write", "send", "write_imm"),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 5,
+        "message_size": 8192,
+        "start_psn": 0xFFFFFF,
+        "losses": (Loss(rate=0.027726459737768334),),
+        "max_packets": 3000,
+    },
+    seed=1247,
+)
+@example(  # go-back-0 whose redone FIRST was lost before the receiver's capture: the resend
+    # starts at the NAKed PSN, but the timer later restarts at the FIRST, which a go-back-N
+    # requester holds acknowledged by that NAK: the NAK's episode was a go-back-0
+    mix={
+        "ops": ("write", "read"),
+        "recovery": "go-back-0",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 5,
+        "message_size": 4096,
+        "start_psn": None,
+        "losses": (Loss(rate=0.03125),),
+        "max_packets": 3000,
+    },
+    seed=43,
+)
+@example(  # a go-back-N whose last resend was lost before the receiver's capture, then new
+    # data: it stopped short, but 16 resends in a row are no selective repeat
+    mix={
+        "ops": ("write", "write", "read"),
+        "recovery": "go-back-n",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 6,
+        "message_size": 8192,
+        "start_psn": None,
+        "losses": (Loss(every=17),),
+        "max_packets": 3000,
+    },
+    seed=0,
+)
 def test_random_scenarios_match_truth(tmp_path: Path, mix: dict[str, Any], seed: int) -> None:
     got, truth = run(tmp_path, "clean", seed=seed, **mix)
     assert differences(got, truth) == []

@@ -4,10 +4,14 @@ An episode starts at a resent packet that follows new data, restarts from a PSN 
 the previous resend, or follows a new NAK. Its trigger is the new NAK / RNR NAK of its start
 PSN, else the latest unused NAK about the flow; otherwise a timeout, a READ re-issue when a
 re-sent READ REQUEST re-asks for responses already partly seen, or unknown for the rest of
-a go-back-N resumed after a selective repeat (docs/analysis-tables.md).
+a go-back-N resumed after a selective repeat (docs/analysis-tables.md). A NAK or ACK counts
+from when it reached the sender: the capture saw it the path's reaction time before (the
+shortest NAK -> resend seen, _reaction_ns).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -35,65 +39,137 @@ EPISODE_COLUMNS = [
 ]  # fmt: skip
 ACK_TIMEOUT_UNIT_S = 4.096e-6
 SR_COVERAGE = 0.5
+SMALL_FRAME = 256  # wire bytes: below this a resend is small (READ request, atomic, no payload)
 TIMER_SILENCE_NS = 65_536  # a resend this long after the previous one: the ACK timer fired
+# The shortest ACK timeout is 8.192 us (4.096 us * 2^1); half of it leaves room for the NAK's
+# resends: a resend this soon after them was no timer restart.
+NO_TIMER_YET_NS = 4_096
 ALTERNATIVES = ("selective-repeat", "go-back-0")  # what an uncertain episode may also be
 
 
-def episode_rows(s: Stream, pp: Prepared, naks: pd.DataFrame) -> np.ndarray:
+def episode_rows(s: Stream, pp: Prepared, naks: pd.DataFrame) -> tuple[np.ndarray, Reaction]:
     """Episode number per stream row (-1 for rows that are not resends). A new NAK shows
     as a restart (the PSN goes back), not where the NAK is seen: the sender reacts later;
     or as the resend of exactly the PSN a NAK asked for (_answers_new_nak); or after a
-    silence only the ACK timer explains. Only resent rows are looked at (they are few)."""
+    silence only the ACK timer explains. Only resent rows are looked at (they are few).
+    Also returns the sender's reaction times (_reaction_ns)."""
     ep = np.full(len(s), -1, np.int64)
     rows = np.flatnonzero(s.retransmitted)
     if not len(rows):
-        return ep
+        return ep, Reaction(np.zeros((0, 2), np.int64), pp.wire_len)
     prev = rows - 1  # a flow's first row is never a resend: prev is in the same flow
     prev_resent = s.retransmitted[prev] & ~s.first[rows]
     restart = s.ext[rows] <= s.ext[prev]
     stalled = (pp.ts[s.idx[rows]] - pp.ts[s.idx[prev]]) > TIMER_SILENCE_NS  # the timer fired
     start = np.zeros(len(s), bool)
     start[rows] = ~prev_resent | restart | stalled
-    start[np.flatnonzero(s.retransmitted & ~start)] = _answers_new_nak(s, pp, naks, start)
+    answered = np.full(len(s), -1, np.int64)
+    answered[start] = _answered_nak(s, pp, naks, np.flatnonzero(start))
+    reaction = _reaction_ns(s, pp, answered)
+    start[np.flatnonzero(s.retransmitted & ~start)] = _answers_new_nak(
+        s, pp, naks, start, answered, reaction
+    )
     ep[rows] = np.cumsum(start[rows]) - 1
-    return ep
+    return ep, reaction
 
 
-def _answers_new_nak(s: Stream, pp: Prepared, naks: pd.DataFrame, start: np.ndarray) -> np.ndarray:
-    """Per resend row not yet starting an episode, whether a NAK about its flow with its PSN
-    came after the flow's previous row (back-to-back one-packet selective repeats) or after
-    the NAK of its run's start PSN, new since the previous episode began (both NAKs seen
-    before the first resend: each PSN NAKed starts its own episode, when it comes at least
-    the round trip its run's first resend took after the NAK)."""
+def _answered_nak(s: Stream, pp: Prepared, naks: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+    """Per episode start (stream row, in stream order), the frame index of the NAK it
+    answers (-1: none): the latest NAK of its own PSN (go-back-N, selective repeat) unless
+    there is none or the flow's previous start answered it; then the flow's latest NAK when
+    the start lies in the NAKed PSN's message before that PSN (go-back-0 redoes the
+    message; the redone FIRST may not have reached the capture point). Two passes: the
+    second knows what the previous start answered."""
+    own = _latest_nak(s, pp, naks, rows)
+    latest = _latest_nak(s, pp, naks, rows, any_psn=True)
+    ahead = psn_delta(pp.psn[latest], pp.psn[s.idx[rows]])
+    redo = (latest > own) & (ahead > 0)
+    at = rows[redo]
+    redo[redo] = _message_starts(pp, s, s.flow[at], s.ext[at] + ahead[redo]) <= s.ext[at]
+    before = np.maximum(np.arange(len(rows)) - 1, 0)
+    same_flow = (np.arange(len(rows)) > 0) & (s.flow[rows[before]] == s.flow[rows])
+    answered = np.where(redo & (own < 0), latest, own)
+    spent = same_flow & (answered[before] == own)
+    return np.where(redo & ((own < 0) | spent), latest, own)
+
+
+@dataclass(frozen=True)
+class Reaction:
+    """How long a NAK or ACK takes, from the capture point, to show in what the sender sends
+    there: per flow id and resend size (small frames, e.g. READ requests, pass a store-and-
+    forward hop sooner than full-size ones), from _reaction_ns."""
+
+    by_flow: np.ndarray  # (flows, 2): ns for a small and a full-size resend
+    wire_len: np.ndarray  # per frame index
+
+    def at(self, flow: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """The reaction time for frames `idx` of flows `flow`."""
+        return self.by_flow[flow, (self.wire_len[idx] >= SMALL_FRAME).astype(np.int64)]
+
+
+def _reaction_ns(s: Stream, pp: Prepared, answered: np.ndarray) -> Reaction:
+    """Per flow id and resend size, the shortest time seen from a NAK to the episode start
+    that answers it (`answered`: per stream row, the NAK's frame index), over all flows
+    between the same two hosts: how long a NAK takes, from the capture point, to turn into
+    a resend there (0 at the sender; a round trip at the receiver). An answer that took
+    longer waited for the wire (the sender was busy), so the shortest is the path's own.
+    A size with no answer takes the other size's; 0 where no answer was seen (within
+    TIMER_SILENCE_NS of its NAK: later is the ACK timer's)."""
+    firsts = np.flatnonzero(s.first)
+    path = np.full(int(s.flow.max(initial=-1)) + 1, -1, np.int64)
+    at = s.idx[firsts]
+    path[s.flow[firsts]] = dense_ids(pp.src[at], pp.dst[at])
+    rows = np.flatnonzero(answered >= 0)
+    delay = pp.ts[s.idx[rows]] - pp.ts[answered[rows]]
+    rows, delay = rows[delay <= TIMER_SILENCE_NS], delay[delay <= TIMER_SILENCE_NS]
+    full = (pp.wire_len[s.idx[rows]] >= SMALL_FRAME).astype(np.int64)
+    none = np.iinfo(np.int64).max
+    shortest = np.full((int(path.max(initial=-1)) + 1, 2), none)
+    np.minimum.at(shortest, (path[s.flow[rows]], full), delay)
+    shortest = np.where(shortest == none, shortest[:, ::-1], shortest)  # the other size's
+    by_flow = np.where((path >= 0)[:, None], shortest[path], none)
+    return Reaction(np.where(by_flow == none, 0, by_flow), pp.wire_len)
+
+
+def _answers_new_nak(
+    s: Stream,
+    pp: Prepared,
+    naks: pd.DataFrame,
+    start: np.ndarray,
+    answered: np.ndarray,
+    reaction: Reaction,
+) -> np.ndarray:
+    """Per resend row not yet starting an episode, whether the sender took in a NAK of its
+    PSN between choosing the flow's previous row and choosing this one: it went back to
+    that PSN, which starts an episode although the PSNs run on (back-to-back one-packet
+    selective repeats; several NAKs seen before the first resend). The NAK reached the
+    sender `reaction` after the capture saw it, and it must be newer than
+    the NAK its run's start answered (`answered`, per stream row)."""
     rows = np.flatnonzero(s.retransmitted & ~start)
     if not len(rows):
         return np.zeros(0, bool)
-    starts = np.maximum.accumulate(np.where(start, np.arange(len(s)), -1))
-    run = starts[rows]
-    before = starts[np.maximum(run - 1, 0)]  # the flow's previous episode's first row
-    known = (run > 0) & (before >= 0) & (s.flow[np.maximum(before, 0)] == s.flow[run])
-    own_floor = np.where(known, s.idx[np.maximum(before, 0)], -1)
+    run = np.maximum.accumulate(np.where(start, np.arange(len(s)), -1))[rows]
     hit = _latest_nak(s, pp, naks, rows)
-    own = _latest_nak(s, pp, naks, run)
-    own = np.where(own > own_floor, own, len(pp))  # its start PSN's NAK, since that episode
-    ts = np.append(pp.ts, 0)
-    # The sender's answer takes at least the round trip its first answer took here.
-    answer = ts[s.idx[rows]] - ts[hit] >= ts[s.idx[run]] - ts[own]
-    return (hit > s.idx[rows - 1]) | ((hit > own) & answer)
+    # When the sender had the NAK, in the capture times of this row and the previous one.
+    flow, idx, before = s.flow[rows], s.idx[rows], s.idx[rows - 1]
+    taken_in = pp.ts[hit] + reaction.at(flow, before) > pp.ts[before]
+    taken_in &= pp.ts[hit] + reaction.at(flow, idx) <= pp.ts[idx]
+    return (hit > answered[run]) & taken_in
 
 
-def _latest_nak(s: Stream, pp: Prepared, naks: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
-    """Per stream row, the frame index of the latest NAK about its flow with its PSN captured
-    before it (-1 when none)."""
+def _latest_nak(
+    s: Stream, pp: Prepared, naks: pd.DataFrame, rows: np.ndarray, any_psn: bool = False
+) -> np.ndarray:
+    """Per stream row, the frame index of the latest NAK about its flow with its PSN (with
+    any PSN: `any_psn`) captured before it (-1 when none)."""
     known = naks[naks["flow_id"].notna()] if len(rows) else naks.iloc[:0]
     if known.empty:
         return np.full(len(rows), -1, np.int64)
     nak_idx = np.searchsorted(pp.frame, known["frame"].to_numpy(np.int64))
     nak_flow = known["flow_id"].to_numpy(np.int64)
-    psn = known["psn"].to_numpy(np.int64)
-    code = dense_ids(
-        np.concatenate([nak_flow, s.flow[rows]]), np.concatenate([psn, pp.psn[s.idx[rows]]])
-    )
+    psn = np.zeros(len(known), np.int64) if any_psn else known["psn"].to_numpy(np.int64)
+    row_psn = np.zeros(len(rows), np.int64) if any_psn else pp.psn[s.idx[rows]]
+    code = dense_ids(np.concatenate([nak_flow, s.flow[rows]]), np.concatenate([psn, row_psn]))
     width = len(pp) + 1
     packed = np.sort(code[: len(known)] * width + nak_idx)
     row_code = code[len(known) :]
@@ -103,22 +179,34 @@ def _latest_nak(s: Stream, pp: Prepared, naks: pd.DataFrame, rows: np.ndarray) -
 
 
 def _resumes_at_ack(
-    s: Stream, pp: Prepared, rows: np.ndarray, progress: pd.DataFrame
+    s: Stream, pp: Prepared, rows: np.ndarray, progress: pd.DataFrame, reaction: Reaction
 ) -> np.ndarray:
     """Per stream row, whether it resends the first PSN not yet acknowledged: a go-back-N
-    that an ACK overtook skips to it (not a selective-repeat skip)."""
+    that an ACK overtook skips to it (not a selective-repeat skip). The sender knew the ACKs
+    the capture saw up to its reaction time before the row; later ones count as well (the
+    reaction time is the shortest seen, the sender may have known more)."""
     if progress.empty or not len(rows):
         return np.zeros(len(rows), bool)
-    idx = s.idx[rows]
+    flow, idx = s.flow[rows], s.idx[rows]
+    then = pp.ts[idx] - reaction.at(flow, idx) + 1  # ACKs seen before this (ns) were known
     if pp.in_time_order:
-        acked = _acked_before(s.flow[rows], idx, progress, len(pp))
+        acked = _acked_before(flow, idx, progress, len(pp))
+        known = _acked_before(flow, np.searchsorted(pp.ts, then, "left"), progress, len(pp))
     else:
-        at = pd.DataFrame({"flow_id": s.flow[rows], "ts_ns": pp.ts[idx]})
-        acked = _last_acked_asof(at, progress)
-    return (acked >= 0) & (psn_delta(pp.psn[idx], (acked + 1) % PSN_MOD) == 0)
+        acked = _last_acked_asof(pd.DataFrame({"flow_id": flow, "ts_ns": pp.ts[idx]}), progress)
+        known = _last_acked_asof(pd.DataFrame({"flow_id": flow, "ts_ns": then}), progress)
+    psn = pp.psn[idx]
+    return _first_unacked(psn, acked) | _first_unacked(psn, known)
 
 
-def _episodes(s: Stream, pp: Prepared, ep: np.ndarray, progress: pd.DataFrame) -> pd.DataFrame:
+def _first_unacked(psn: np.ndarray, acked: np.ndarray) -> np.ndarray:
+    """Per PSN, whether it is the one after `acked` (raw 24-bit, -1: nothing acknowledged)."""
+    return (acked >= 0) & (psn_delta(psn, (acked + 1) % PSN_MOD) == 0)
+
+
+def _episodes(
+    s: Stream, pp: Prepared, ep: np.ndarray, progress: pd.DataFrame, reaction: Reaction
+) -> pd.DataFrame:
     """One row per episode: where it starts, how many packets, and whether it is contiguous.
     An episode's rows are consecutive in the stream, so reduceat over its first rows works."""
     rows = np.flatnonzero(ep >= 0)
@@ -129,7 +217,7 @@ def _episodes(s: Stream, pp: Prepared, ep: np.ndarray, progress: pd.DataFrame) -
     first, last = rows[cut], rows[ends - 1]
     prev = rows - 1  # a flow's first row is never a resend
     jump = (s.ext[rows] != s.end[prev] + 1) & (ep[rows] == ep[prev])  # skips inside the episode
-    jump[jump] = ~_resumes_at_ack(s, pp, rows[jump], progress)
+    jump[jump] = ~_resumes_at_ack(s, pp, rows[jump], progress, reaction)
     idx = s.idx[first]
     out = pd.DataFrame(
         {
@@ -152,25 +240,36 @@ def _episodes(s: Stream, pp: Prepared, ep: np.ndarray, progress: pd.DataFrame) -
     return out
 
 
-def _assign_triggers(eps: pd.DataFrame, naks: pd.DataFrame) -> pd.DataFrame:
+def _assign_triggers(eps: pd.DataFrame, naks: pd.DataFrame, reaction: Reaction) -> pd.DataFrame:
     """The NAK / RNR NAK of the episode's start PSN when it is new (_start_naks), else the
-    latest NAK about the flow since the flow's previous episode began."""
-    eps = eps.sort_values("ts_ns", kind="stable")
+    latest NAK about the flow that its sender had by then (seen at least the flow's
+    reaction time before) and got after the flow's previous episode began."""
+    eps = eps.sort_values("ts_ns", kind="stable").reset_index(drop=True)
+    lag = reaction.at(eps["flow_id"].to_numpy(np.int64), eps["idx"].to_numpy(np.int64))
+    known_ts = eps["ts_ns"] - lag
     known = naks[naks["flow_id"].notna()].copy()
     known["flow_id"] = known["flow_id"].astype(np.int64)
     known = known.rename(columns={"ts_ns": "nak_ts", "frame": "nak_frame", "psn": "nak_raw"})
     known = known.sort_values("nak_ts")[["flow_id", "nak_ts", "nak_frame", "nak_raw", "kind"]]
     known["nak_raw"] = known["nak_raw"].astype(np.int64)
     known["nak_ts_exact"] = known["nak_ts"].astype("Int64")  # float64 ns would lose 256 ns
-    own, own_new = _start_naks(eps, known)
-    eps = pd.merge_asof(
-        eps, known, left_on="ts_ns", right_on="nak_ts", by="flow_id", direction="backward"
+    own, own_new = _start_naks(eps, known, lag)
+    by_known = np.argsort(known_ts.to_numpy(), kind="stable")
+    latest = pd.merge_asof(
+        eps[["flow_id"]].assign(known_ts=known_ts).take(by_known),
+        known,
+        left_on="known_ts",
+        right_on="nak_ts",
+        by="flow_id",
+        direction="backward",
     )
+    latest.index = by_known
+    eps = eps.join(latest.drop(columns=["flow_id", "known_ts"]))
     for col in ("nak_ts", "nak_frame", "nak_raw", "kind", "nak_ts_exact"):
         eps[col] = eps[col].mask(own_new, own[col])
     # Exact ns: as float64 two events 88 ns apart can compare equal.
     prev_start = eps["ts_ns"].astype("Int64").groupby(eps["flow_id"]).shift(1)
-    after_prev = ~(eps["nak_ts_exact"] <= prev_start)
+    after_prev = ~(eps["nak_ts_exact"] + lag <= prev_start)  # the sender had it since
     fresh = (eps["nak_ts_exact"].notna() & after_prev).fillna(True).to_numpy(bool) | own_new
     eps["trigger"] = np.where(
         fresh, np.where(eps["kind"].astype(object) == "rnr", "rnr", "nak"), "timeout"
@@ -180,10 +279,13 @@ def _assign_triggers(eps: pd.DataFrame, naks: pd.DataFrame) -> pd.DataFrame:
     return eps.drop(columns=["kind"])
 
 
-def _start_naks(eps: pd.DataFrame, known: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+def _start_naks(
+    eps: pd.DataFrame, known: pd.DataFrame, lag: np.ndarray
+) -> tuple[pd.DataFrame, np.ndarray]:
     """Per episode (`eps` in time order), the latest NAK with its start PSN, and whether that
-    NAK is new: after the flow's previous episode began or after that episode's own NAK
-    (two NAKs seen before the first resend: each answers its own)."""
+    NAK is new: it reached the sender (`lag`, per episode: its flow's reaction time) after
+    the flow's previous episode began, or it came after that episode's own NAK (two NAKs
+    seen before the first resend: each answers its own)."""
     left = eps[["flow_id", "ts_ns"]].assign(nak_raw=eps["start_psn"].to_numpy(np.int64))
     own = pd.merge_asof(
         left, known, left_on="ts_ns", right_on="nak_ts", by=["flow_id", "nak_raw"]
@@ -191,18 +293,23 @@ def _start_naks(eps: pd.DataFrame, known: pd.DataFrame) -> tuple[pd.DataFrame, n
     prev_start = own["ts_ns"].astype("Int64").groupby(own["flow_id"]).shift(1)  # exact ns
     prev_own = own.groupby("flow_id")["nak_ts_exact"].shift(1)
     ts = own["nak_ts_exact"]
-    new = ts.notna() & ((ts > prev_start) | (ts > prev_own) | prev_start.isna())
+    new = ts.notna() & ((ts + lag > prev_start) | (ts > prev_own) | prev_start.isna())
     return own.reset_index(drop=True), new.fillna(False).to_numpy(bool)
 
 
-def _last_acked(pp: Prepared, eps: pd.DataFrame, progress: pd.DataFrame) -> np.ndarray:
-    """Per episode, the highest PSN acknowledged about its flow before it (-1 when none)."""
+def _last_acked(
+    pp: Prepared, eps: pd.DataFrame, progress: pd.DataFrame, reaction: Reaction
+) -> np.ndarray:
+    """Per episode, the highest PSN acknowledged about its flow as its sender knew it when
+    it began: seen at the capture point at least the flow's reaction time before (-1 when
+    none). An ACK seen later had not reached the sender yet."""
     if progress.empty:
         return np.full(len(eps), -1, np.int64)
+    flow = eps["flow_id"].to_numpy(np.int64)
+    then = eps["ts_ns"].to_numpy(np.int64) - reaction.at(flow, eps["idx"].to_numpy()) + 1
     if not pp.in_time_order:
-        return _last_acked_asof(eps, progress)
-    earlier = np.searchsorted(pp.ts, eps["ts_ns"].to_numpy(np.int64), "left")
-    return _acked_before(eps["flow_id"].to_numpy(np.int64), earlier, progress, len(pp))
+        return _last_acked_asof(pd.DataFrame({"flow_id": flow, "ts_ns": then}), progress)
+    return _acked_before(flow, np.searchsorted(pp.ts, then, "left"), progress, len(pp))
 
 
 def _acked_before(
@@ -269,18 +376,52 @@ def _message_starts(pp: Prepared, s: Stream, flow: np.ndarray, ext: np.ndarray) 
     return first
 
 
-def _modes(eps: pd.DataFrame, s: Stream, ep: np.ndarray, acked: np.ndarray) -> pd.DataFrame:
-    """go-back-0: resent PSNs below the expected restart point (NAK PSN or first unacked);
-    selective-repeat: at least half the PSNs of its range skipped, or stopped short of what
-    was sent and went on with new data; go-back-n otherwise. Not certain when the resends
-    (one or two packets reaching the last PSN sent) are what either policy would send."""
+def _redone_unseen(pp: Prepared, s: Stream, eps: pd.DataFrame) -> np.ndarray:
+    """Per episode, whether it is a NAK's resend from the NAKed PSN after which the flow's
+    next episode restarts at the first PSN of that PSN's message: a go-back-N requester
+    takes the NAK as an ACK of everything before its PSN and never resends that again, so
+    the requester redid the message (go-back-0) and its redone FIRST was lost before the
+    capture point (the responder, back at the FIRST, then waits for the ACK timer)."""
+    order = np.argsort(eps["first_row"].to_numpy(), kind="stable")  # flows in stream order
+    flow = eps["flow_id"].to_numpy(np.int64)[order]
+    ext = eps["start_ext"].to_numpy(np.int64)[order]
+    from_nak = (eps["trigger"] == "nak").to_numpy() & (eps["mode"] == "go-back-n").to_numpy()
+    from_nak &= (eps["start_psn"] == eps["nak_raw"]).fillna(False).to_numpy(bool)
+    nxt = np.minimum(np.arange(len(eps)) + 1, len(eps) - 1)
+    first = _message_starts(pp, s, flow, ext)
+    redone = from_nak[order] & (flow[nxt] == flow) & (nxt > np.arange(len(eps)))
+    redone &= (first < ext) & (ext[nxt] == first)
+    out = np.zeros(len(eps), bool)
+    out[order] = redone
+    return out
+
+
+def _modes(
+    eps: pd.DataFrame,
+    s: Stream,
+    ep: np.ndarray,
+    acked: np.ndarray,
+    redone: np.ndarray | None = None,
+) -> pd.DataFrame:
+    """go-back-0: resent PSNs below the expected restart point (NAK PSN or first unacked),
+    or a message redone whose FIRST the capture missed (`redone`, _redone_unseen);
+    selective-repeat: at least half the PSNs of its range skipped, or one or two resends
+    that stopped short of what was sent before new data; go-back-n otherwise. Not certain
+    when the resends (one or two packets reaching the last PSN sent) are what either
+    policy would send."""
     expected = np.where(eps["nak_raw"].notna(), eps["nak_raw"].fillna(0), acked + 1)
     known = eps["nak_raw"].notna().to_numpy() | (acked >= 0)
     below = known & (psn_delta(eps["start_psn"].to_numpy(), expected.astype(np.int64)) < 0)
+    if redone is not None:
+        below |= redone
     nxt = np.minimum(eps["last_row"].to_numpy() + 1, max(len(s) - 1, 0))
     next_is_new = (nxt > eps["last_row"].to_numpy()) & (s.flow[nxt] == eps["flow_id"].to_numpy())
     next_is_new &= ep[nxt] < 0
+    # Stopping short then sending new data shows selective repeat only for one or two
+    # resends: a go-back-N shows itself by three or more in a row (its last resends may be
+    # lost before the capture point).
     short = (eps["last_ext"] < eps["high"]).to_numpy() & next_is_new
+    short &= (eps["packets"] <= 2).to_numpy()
     # Resent PSNs skipped inside the episode: selective repeat resends a few PSNs and the
     # window's last one; a go-back-N whose resends were lost again covers most of its range.
     coverage = eps["units"] / (eps["last_ext"] - eps["start_ext"] + 1)
@@ -327,20 +468,23 @@ def request_episodes(
     """Episodes of resent requests with trigger, mode and delay, and the frames of READ
     re-issues: episodes that open with a re-sent READ REQUEST and no NAK are not resends of
     this flow but requests to resend READ responses (reads.py)."""
-    ep = episode_rows(s, pp, naks)
-    eps = _episodes(s, pp, ep, progress)
+    ep, reaction = episode_rows(s, pp, naks)
+    eps = _episodes(s, pp, ep, progress, reaction)
     if eps.empty:
         return _empty(), np.zeros(0, np.int64)
-    eps = _assign_triggers(eps, naks)
+    eps = _assign_triggers(eps, naks, reaction)
     reissue = pp.read_request[eps["idx"].to_numpy()] & (eps["trigger"] == "timeout").to_numpy()
     rows = np.flatnonzero(np.isin(ep, eps["ep"].to_numpy()[reissue]))
     reissues = s.idx[rows][pp.read_request[s.idx[rows]]]
     eps = eps[~reissue].reset_index(drop=True)
     if eps.empty:
         return _empty(), reissues
-    eps["mode"] = _modes(eps, s, ep, np.full(len(eps), -1, np.int64))["mode"]
-    acked = _last_acked(pp, eps, _requester_view(pp, model, s, eps, progress))
-    eps[["mode", "mode_certain", "alternative"]] = _modes(eps, s, ep, acked)
+    unknown = np.full(len(eps), -1, np.int64)
+    eps["mode"] = _modes(eps, s, ep, unknown)["mode"]
+    redone = _redone_unseen(pp, s, eps)
+    eps.loc[redone, "mode"] = "go-back-0"
+    acked = _last_acked(pp, eps, _requester_view(pp, model, s, eps, progress), reaction)
+    eps[["mode", "mode_certain", "alternative"]] = _modes(eps, s, ep, acked, redone)
     last_ts = pp.ts[s.idx[eps["last_row"].to_numpy()]]
     eps.loc[_resumed(eps, last_ts, acked), "trigger"] = "unknown"
     prev_ts = _prev_ts_in_flow(model, pp, eps["idx"].to_numpy())
@@ -354,10 +498,12 @@ def request_episodes(
 
 
 def _resumed(eps: pd.DataFrame, last_ts: np.ndarray, acked: np.ndarray) -> np.ndarray:
-    """Runs with no NAK of their own that pick up, right after a NAK's resends, above where
-    those began: the rest of a go-back-N the NAK interrupted. A timer restart would come
-    after a silence and resend from the first unacknowledged PSN; the capture shows no
-    trigger (unknown). `last_ts`: per episode, when its last resend was seen."""
+    """Runs with no NAK of their own that pick up, right after a NAK's resends, at or above
+    where those began (the NAK acknowledged what precedes its PSN): the rest of a go-back-N
+    the NAK interrupted. The capture shows no trigger (unknown). A timer restart would come
+    after a silence and resend from the first unacknowledged PSN; a run there counts as
+    resumed only when it comes sooner than any ACK timer can fire after the NAK that
+    re-armed it. `last_ts`: per episode, when its last resend was seen."""
     order = np.argsort(eps["first_row"].to_numpy(), kind="stable")  # stream order
     flow = eps["flow_id"].to_numpy()[order]
     trigger = eps["trigger"].to_numpy(object)[order]
@@ -366,12 +512,11 @@ def _resumed(eps: pd.DataFrame, last_ts: np.ndarray, acked: np.ndarray) -> np.nd
     prev = np.maximum(np.arange(len(eps)) - 1, 0)
     after_nak = (np.arange(len(eps)) > 0) & (flow == flow[prev]) & (first == last[prev] + 1)
     after_nak &= np.isin(trigger[prev], ("nak", "rnr"))
-    soon = eps["ts_ns"].to_numpy()[order] - last_ts[order][prev] <= TIMER_SILENCE_NS
-    una = (acked[order] >= 0) & (
-        psn_delta(eps["start_psn"].to_numpy()[order], acked[order] + 1) == 0
-    )
+    silence = eps["ts_ns"].to_numpy()[order] - last_ts[order][prev]
+    una = _first_unacked(eps["start_psn"].to_numpy()[order], acked[order])
+    no_timer = (silence <= TIMER_SILENCE_NS) & (~una | (silence < NO_TIMER_YET_NS))
     out = np.zeros(len(eps), bool)
-    out[order] = (trigger == "timeout") & after_nak & (ext > ext[prev]) & soon & ~una
+    out[order] = (trigger == "timeout") & after_nak & (ext >= ext[prev]) & no_timer
     return out
 
 
