@@ -446,6 +446,84 @@ def scenario_mix(draw: st.DrawFn) -> dict[str, Any]:
     },
     seed=0,
 )
+@example(  # at the sender a NAK is answered at once, by large and small resends alike: a
+    # READ re-issued 1 ms after a go-back-0 took no NAK the sender had before that episode
+    mix={
+        "ops": ("write", "read", "send"),
+        "recovery": "go-back-0",
+        "vantage": "sender",
+        "qps": 3,
+        "messages": 5,
+        "message_size": 8192,
+        "start_psn": None,
+        "losses": (Loss(rate=0.046998894161551),),
+        "max_packets": 3000,
+    },
+    seed=6550,
+)
+@example(  # a mirror: NAKs 2775991..95 within 200 ns, each answered a reaction time later
+    # (a READ request passes the mirror 81 ns sooner than a full frame: reaction times per
+    # resend size); the selective repeat's READ resend cuts a SEND go-back-N, whose own
+    # resend of that READ right behind it is its rest (trigger unknown), no READ re-issue
+    mix={
+        "ops": ("send", "read", "write_imm"),
+        "recovery": "selective-repeat",
+        "vantage": "mirror",
+        "qps": 2,
+        "messages": 5,
+        "message_size": 8192,
+        "start_psn": None,
+        "losses": (Loss(every=17),),
+        "max_packets": 3000,
+    },
+    seed=5405,
+)
+@example(  # a mirror with NAKs every packet time: a READ request passes it sooner than a
+    # full frame, so each resend size has its own reaction time (a small one never slower);
+    # a NAK the sender could not have had yet is no trigger
+    mix={
+        "ops": ("send", "read", "write_imm"),
+        "recovery": "selective-repeat",
+        "vantage": "mirror",
+        "qps": 1,
+        "messages": 4,
+        "message_size": 8192,
+        "start_psn": 0xFFFFFF,
+        "losses": (Loss(rate=0.04832392755757061),),
+        "max_packets": 3000,
+    },
+    seed=2736,
+)
+@example(  # two go-back-0 redos of one message, each redone FIRST lost before the receiver's
+    # capture: the second answers the newer NAK, not the NAK of its own PSN, which the
+    # first redo answered
+    mix={
+        "ops": ("send",),
+        "recovery": "go-back-0",
+        "vantage": "receiver",
+        "qps": 2,
+        "messages": 6,
+        "message_size": 4096,
+        "start_psn": None,
+        "losses": (Loss(rate=0.04158597900646963),),
+        "max_packets": 3000,
+    },
+    seed=5570,
+)
+@example(  # a timer restart 1 ms after a NAK of its PSN tells nothing of the reaction time
+    mix={
+        "ops": ("write_imm", "write", "read"),
+        "recovery": "go-back-n",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 5,
+        "message_size": 8192,
+        "start_psn": 100,
+        "losses": (Loss(every=17),),
+        "max_packets": 3000,
+    },
+    seed=5715,
+)
 def test_random_scenarios_match_truth(tmp_path: Path, mix: dict[str, Any], seed: int) -> None:
     got, truth = run(tmp_path, "clean", seed=seed, **mix)
     assert differences(got, truth) == []

@@ -113,7 +113,8 @@ def _reaction_ns(s: Stream, pp: Prepared, answered: np.ndarray) -> Reaction:
     between the same two hosts: how long a NAK takes, from the capture point, to turn into
     a resend there (0 at the sender; a round trip at the receiver). An answer that took
     longer waited for the wire (the sender was busy), so the shortest is the path's own.
-    A size with no answer takes the other size's; 0 where no answer was seen (within
+    Small resends take the shortest of any size (they are never slower), full-size ones
+    that of any size when no full-size one answered; 0 where no answer was seen (within
     TIMER_SILENCE_NS of its NAK: later is the ACK timer's)."""
     firsts = np.flatnonzero(s.first)
     path = np.full(int(s.flow.max(initial=-1)) + 1, -1, np.int64)
@@ -122,11 +123,12 @@ def _reaction_ns(s: Stream, pp: Prepared, answered: np.ndarray) -> Reaction:
     rows = np.flatnonzero(answered >= 0)
     delay = pp.ts[s.idx[rows]] - pp.ts[answered[rows]]
     rows, delay = rows[delay <= TIMER_SILENCE_NS], delay[delay <= TIMER_SILENCE_NS]
-    full = (pp.wire_len[s.idx[rows]] >= SMALL_FRAME).astype(np.int64)
+    full = pp.wire_len[s.idx[rows]] >= SMALL_FRAME
     none = np.iinfo(np.int64).max
     shortest = np.full((int(path.max(initial=-1)) + 1, 2), none)
-    np.minimum.at(shortest, (path[s.flow[rows]], full), delay)
-    shortest = np.where(shortest == none, shortest[:, ::-1], shortest)  # the other size's
+    np.minimum.at(shortest[:, 0], path[s.flow[rows]], delay)  # any size: small never slower
+    np.minimum.at(shortest[:, 1], path[s.flow[rows[full]]], delay[full])
+    shortest[:, 1] = np.where(shortest[:, 1] == none, shortest[:, 0], shortest[:, 1])
     by_flow = np.where((path >= 0)[:, None], shortest[path], none)
     return Reaction(np.where(by_flow == none, 0, by_flow), pp.wire_len)
 
@@ -242,8 +244,8 @@ def _episodes(
 
 def _assign_triggers(eps: pd.DataFrame, naks: pd.DataFrame, reaction: Reaction) -> pd.DataFrame:
     """The NAK / RNR NAK of the episode's start PSN when it is new (_start_naks), else the
-    latest NAK about the flow that its sender had by then (seen at least the flow's
-    reaction time before) and got after the flow's previous episode began."""
+    latest NAK about the flow that its sender had by then (seen at least the reaction time
+    before) and got after the flow's previous episode began."""
     eps = eps.sort_values("ts_ns", kind="stable").reset_index(drop=True)
     lag = reaction.at(eps["flow_id"].to_numpy(np.int64), eps["idx"].to_numpy(np.int64))
     known_ts = eps["ts_ns"] - lag
@@ -283,9 +285,9 @@ def _start_naks(
     eps: pd.DataFrame, known: pd.DataFrame, lag: np.ndarray
 ) -> tuple[pd.DataFrame, np.ndarray]:
     """Per episode (`eps` in time order), the latest NAK with its start PSN, and whether that
-    NAK is new: it reached the sender (`lag`, per episode: its flow's reaction time) after
-    the flow's previous episode began, or it came after that episode's own NAK (two NAKs
-    seen before the first resend: each answers its own)."""
+    NAK is new: it reached the sender (`lag`, per episode: the reaction time) after the
+    flow's previous episode began, or it came after that episode's own NAK (two NAKs seen
+    before the first resend: each answers its own)."""
     left = eps[["flow_id", "ts_ns"]].assign(nak_raw=eps["start_psn"].to_numpy(np.int64))
     own = pd.merge_asof(
         left, known, left_on="ts_ns", right_on="nak_ts", by=["flow_id", "nak_raw"]
@@ -473,7 +475,10 @@ def request_episodes(
     if eps.empty:
         return _empty(), np.zeros(0, np.int64)
     eps = _assign_triggers(eps, naks, reaction)
+    # A READ request resent right after a NAK's resends is a go-back-N's rest, no re-issue.
+    rest = _resumed(eps, pp.ts[s.idx[eps["last_row"].to_numpy()]], np.ones(len(eps), bool))
     reissue = pp.read_request[eps["idx"].to_numpy()] & (eps["trigger"] == "timeout").to_numpy()
+    reissue &= ~rest
     rows = np.flatnonzero(np.isin(ep, eps["ep"].to_numpy()[reissue]))
     reissues = s.idx[rows][pp.read_request[s.idx[rows]]]
     eps = eps[~reissue].reset_index(drop=True)
@@ -486,7 +491,8 @@ def request_episodes(
     acked = _last_acked(pp, eps, _requester_view(pp, model, s, eps, progress), reaction)
     eps[["mode", "mode_certain", "alternative"]] = _modes(eps, s, ep, acked, redone)
     last_ts = pp.ts[s.idx[eps["last_row"].to_numpy()]]
-    eps.loc[_resumed(eps, last_ts, acked), "trigger"] = "unknown"
+    una = _first_unacked(eps["start_psn"].to_numpy(), acked)
+    eps.loc[_resumed(eps, last_ts, una), "trigger"] = "unknown"
     prev_ts = _prev_ts_in_flow(model, pp, eps["idx"].to_numpy())
     silence = eps["ts_ns"] - prev_ts
     after_nak = (eps["ts_ns"] - eps["nak_ts_exact"]).fillna(0).to_numpy(np.int64)
@@ -497,13 +503,14 @@ def request_episodes(
     return eps, reissues
 
 
-def _resumed(eps: pd.DataFrame, last_ts: np.ndarray, acked: np.ndarray) -> np.ndarray:
+def _resumed(eps: pd.DataFrame, last_ts: np.ndarray, una: np.ndarray) -> np.ndarray:
     """Runs with no NAK of their own that pick up, right after a NAK's resends, at or above
     where those began (the NAK acknowledged what precedes its PSN): the rest of a go-back-N
     the NAK interrupted. The capture shows no trigger (unknown). A timer restart would come
     after a silence and resend from the first unacknowledged PSN; a run there counts as
     resumed only when it comes sooner than any ACK timer can fire after the NAK that
-    re-armed it. `last_ts`: per episode, when its last resend was seen."""
+    re-armed it. `last_ts`: per episode, when its last resend was seen; `una`: whether it
+    starts at the first PSN not acknowledged (all True: only runs that soon count)."""
     order = np.argsort(eps["first_row"].to_numpy(), kind="stable")  # stream order
     flow = eps["flow_id"].to_numpy()[order]
     trigger = eps["trigger"].to_numpy(object)[order]
@@ -513,8 +520,7 @@ def _resumed(eps: pd.DataFrame, last_ts: np.ndarray, acked: np.ndarray) -> np.nd
     after_nak = (np.arange(len(eps)) > 0) & (flow == flow[prev]) & (first == last[prev] + 1)
     after_nak &= np.isin(trigger[prev], ("nak", "rnr"))
     silence = eps["ts_ns"].to_numpy()[order] - last_ts[order][prev]
-    una = _first_unacked(eps["start_psn"].to_numpy()[order], acked[order])
-    no_timer = (silence <= TIMER_SILENCE_NS) & (~una | (silence < NO_TIMER_YET_NS))
+    no_timer = (silence <= TIMER_SILENCE_NS) & (~una[order] | (silence < NO_TIMER_YET_NS))
     out = np.zeros(len(eps), bool)
     out[order] = (trigger == "timeout") & after_nak & (ext >= ext[prev]) & no_timer
     return out

@@ -76,12 +76,16 @@ def _acked_beyond(table: PacketTable, ep: Episode, before: int, redone: dict[int
     return bool((acked >= ep.start_psn).any())
 
 
-def _pieces(table: PacketTable, ep: Episode, resent: list[int], flow: FlowRows) -> list[list[int]]:
+def _pieces(
+    table: PacketTable, ep: Episode, resent: list[int], flow: FlowRows, reissues: np.ndarray
+) -> list[list[int]]:
     """The episode's captured resends cut where another episode's resends (a selective-repeat
-    NAK's) come in between: the go-back-N it interrupted resumes as a run of its own."""
+    NAK's, a resent READ request too) come in between: the go-back-N it interrupted resumes
+    as a run of its own. READ re-issues (`reissues`: their episode numbers) ask for
+    responses and cut nothing."""
     rows = flow.rows[(flow.rows >= resent[0]) & (flow.rows <= resent[-1])]
     other = (table["episode"][rows] >= 0) & (table["episode"][rows] != ep.idx)
-    other &= table["opcode"][rows] != READ_REQUEST  # a READ re-issue asks for responses
+    other &= ~np.isin(table["episode"][rows], reissues)
     wanted = set(resent[1:])
     pieces, cut = [[resent[0]]], False
     for i, interrupted in zip(rows.tolist(), other.tolist(), strict=True):
@@ -119,6 +123,7 @@ def episode_truth(
     flow_of: dict[int, FlowRows],
     index_of: dict[int, int],
     redone: dict[int, int] | None = None,
+    reissues: np.ndarray | None = None,
 ) -> list[dict[str, Any]]:
     """The `retransmissions` entries of one episode: none when the capture shows none of its
     resends, one per run when another episode's resends cut it (_pieces)."""
@@ -126,7 +131,11 @@ def episode_truth(
     resent = [int(i) for i in mine if int(table["role"][i]) == ep.role and int(i) in counted]
     if not resent:
         return []
-    pieces = _pieces(table, ep, resent, flow_of[resent[0]]) if ep.role == ROLE_REQUEST else []
+    if ep.role == ROLE_REQUEST:
+        no_cut = np.zeros(0, np.int64) if reissues is None else reissues
+        pieces = _pieces(table, ep, resent, flow_of[resent[0]], no_cut)
+    else:
+        pieces = []
     rest = [_resumed_truth(table, ep, p, flow_of[p[0]]) for p in pieces[1:]]
     resent = pieces[0] if pieces else resent
     return [_entry(table, ep, resent, counted, flow_of, index_of, mine, redone or {}), *rest]

@@ -14,7 +14,7 @@ from rocetrace.generate.malformed import MALFORMED_NAMES
 from rocetrace.generate.model import Episode
 from rocetrace.generate.scenario import Scenario
 from rocetrace.generate.sim import SimResult
-from rocetrace.generate.table import MALFORMED, PFC, PacketTable
+from rocetrace.generate.table import MALFORMED, PFC, ROLE_REQUEST, PacketTable
 from rocetrace.generate.truth import CNP, find_flows, flow_key, flow_truth, group_by_key
 
 SCHEMA = "rocetrace.truth/1"
@@ -50,8 +50,11 @@ def flows_and_episodes(
             for e in res.episodes
             if e.mode == "go-back-0" and e.trigger == "nak" and e.trigger_row in index_of
         }
+        reissues = np.array([e.idx for e in res.episodes if e.role != ROLE_REQUEST], np.int64)
         for ep in res.episodes:
-            visible += episode_truth(table, ep, ctx["retransmitted"], flow_of, index_of, redone)
+            visible += episode_truth(
+                table, ep, ctx["retransmitted"], flow_of, index_of, redone, reissues
+            )
     resolve_by_host(visible)
     for entry in entries:
         mine = [e for e in visible if (e["src_ip"], e["dst_ip"], e["dest_qp"]) == _key(entry)]
