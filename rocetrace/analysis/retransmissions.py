@@ -145,8 +145,8 @@ def _answers_new_nak(
     PSN between choosing the flow's previous row and choosing this one: it went back to
     that PSN, which starts an episode although the PSNs run on (back-to-back one-packet
     selective repeats; several NAKs seen before the first resend). The NAK reached the
-    sender `reaction` after the capture saw it, and it must be newer than
-    the NAK its run's start answered (`answered`, per stream row)."""
+    sender `reaction` after the capture saw it, and it must be newer than the NAK its run's
+    start answered (`answered`, per stream row)."""
     rows = np.flatnonzero(s.retransmitted & ~start)
     if not len(rows):
         return np.zeros(0, bool)
