@@ -190,13 +190,11 @@ def _resumes_at_ack(
     if progress.empty or not len(rows):
         return np.zeros(len(rows), bool)
     flow, idx = s.flow[rows], s.idx[rows]
-    then = pp.ts[idx] - reaction.at(flow, idx) + 1  # ACKs seen before this (ns) were known
     if pp.in_time_order:
         acked = _acked_before(flow, idx, progress, len(pp))
-        known = _acked_before(flow, np.searchsorted(pp.ts, then, "left"), progress, len(pp))
     else:
         acked = _last_acked_asof(pd.DataFrame({"flow_id": flow, "ts_ns": pp.ts[idx]}), progress)
-        known = _last_acked_asof(pd.DataFrame({"flow_id": flow, "ts_ns": then}), progress)
+    known = _last_acked(pp, flow, idx, progress, reaction)
     psn = pp.psn[idx]
     return _first_unacked(psn, acked) | _first_unacked(psn, known)
 
@@ -300,15 +298,14 @@ def _start_naks(
 
 
 def _last_acked(
-    pp: Prepared, eps: pd.DataFrame, progress: pd.DataFrame, reaction: Reaction
+    pp: Prepared, flow: np.ndarray, idx: np.ndarray, progress: pd.DataFrame, reaction: Reaction
 ) -> np.ndarray:
-    """Per episode, the highest PSN acknowledged about its flow as its sender knew it when
-    it began: seen at the capture point at least the flow's reaction time before (-1 when
-    none). An ACK seen later had not reached the sender yet."""
+    """Per frame index `idx` of flow `flow`, the highest PSN acknowledged about that flow as
+    its sender knew it when it sent the frame: seen at the capture point at least the
+    reaction time before (-1 when none). An ACK seen later had not reached the sender yet."""
     if progress.empty:
-        return np.full(len(eps), -1, np.int64)
-    flow = eps["flow_id"].to_numpy(np.int64)
-    then = eps["ts_ns"].to_numpy(np.int64) - reaction.at(flow, eps["idx"].to_numpy()) + 1
+        return np.full(len(idx), -1, np.int64)
+    then = pp.ts[idx] - reaction.at(flow, idx) + 1  # ns: ACKs seen before this were known
     if not pp.in_time_order:
         return _last_acked_asof(pd.DataFrame({"flow_id": flow, "ts_ns": then}), progress)
     return _acked_before(flow, np.searchsorted(pp.ts, then, "left"), progress, len(pp))
@@ -488,7 +485,9 @@ def request_episodes(
     eps["mode"] = _modes(eps, s, ep, unknown)["mode"]
     redone = _redone_unseen(pp, s, eps)
     eps.loc[redone, "mode"] = "go-back-0"
-    acked = _last_acked(pp, eps, _requester_view(pp, model, s, eps, progress), reaction)
+    view = _requester_view(pp, model, s, eps, progress)
+    flow, idx = eps["flow_id"].to_numpy(np.int64), eps["idx"].to_numpy(np.int64)
+    acked = _last_acked(pp, flow, idx, view, reaction)
     eps[["mode", "mode_certain", "alternative"]] = _modes(eps, s, ep, acked, redone)
     last_ts = pp.ts[s.idx[eps["last_row"].to_numpy()]]
     una = _first_unacked(eps["start_psn"].to_numpy(), acked)
