@@ -29,7 +29,12 @@ def _silence(table: PacketTable, flow: FlowRows, before: int) -> float:
 
 
 def _alternative(
-    table: PacketTable, ep: Episode, resent: list[int], flow: FlowRows, counted: set[int]
+    table: PacketTable,
+    ep: Episode,
+    resent: list[int],
+    flow: FlowRows,
+    counted: set[int],
+    redone: dict[int, int],
 ) -> str:
     """The other policy the capture fits as well ("" when it shows the mode). Both resend
     the same packets; go-back-N shows itself by three or more resends in a row, selective
@@ -43,26 +48,34 @@ def _alternative(
     if ep.mode == "selective-repeat":
         after = flow.rows[flow.rows > resent[-1]]
         new_data = len(after) > 0 and int(after[0]) not in counted
-        return "" if _clear_skip(table, resent, ep.start_psn) or new_data else "selective-repeat"
+        clear = _clear_skip(table, ep, resent, redone)
+        return "" if clear or new_data else "selective-repeat"
     return ""
 
 
-def _clear_skip(table: PacketTable, resent: list[int], start: int) -> bool:
+def _clear_skip(table: PacketTable, ep: Episode, resent: list[int], redone: dict[int, int]) -> bool:
     """Do the captured resends skip at least half the PSNs from the first to the last? A
     go-back-N would have had to lose most of its resends again to look like that
-    (SR_COVERAGE in the analysis contract)."""
+    (SR_COVERAGE in the analysis contract). A skip onto the PSN after the highest one the
+    capture had shown acknowledged is what a go-back-N that the ACK overtook sends too."""
     rows = np.asarray(resent)
-    first = [unwrap(int(p), start) for p in table["psn"][rows]]
-    last = max(f + int(n) - 1 for f, n in zip(first, table["span"][rows], strict=True))
+    first = [unwrap(int(p), ep.start_psn) for p in table["psn"][rows]]
+    ends = [f + int(n) - 1 for f, n in zip(first, table["span"][rows], strict=True)]
+    skips = [
+        k for k in range(1, len(rows))
+        if first[k] != ends[k - 1] + 1
+        and first[k] != _acked_before(table, ep, int(rows[k]), redone) + 1
+    ]  # fmt: skip
     units = int(table["span"][rows].sum())
-    return len(set(first)) >= 2 and units <= COVERAGE * (last - min(first) + 1)
+    return bool(skips) and units <= COVERAGE * (max(ends) - min(first) + 1)
 
 
-def _acked_beyond(table: PacketTable, ep: Episode, before: int, redone: dict[int, int]) -> bool:
-    """Had the capture shown the resend's first PSN acknowledged (ACK, or a NAK of a later
-    PSN) before it? Then a timeout restart there fits go-back-0 and a lost ACK alike. A NAK
-    the requester answered by redoing the message (`redone`: capture index -> restart PSN)
-    acknowledges only what precedes that message."""
+def _acked_before(table: PacketTable, ep: Episode, before: int, redone: dict[int, int]) -> int:
+    """The highest PSN of the episode's connection the capture had shown acknowledged (ACK,
+    or a NAK of a later PSN) before capture index `before`, unwrapped next to the episode's
+    start PSN (start - PSN_HALF when none). A NAK the requester answered by redoing the
+    message (`redone`: capture index -> restart PSN) acknowledges only what precedes that
+    message."""
     rows = np.flatnonzero(
         (table["conn"][:before] == ep.conn)
         & (table["role"][:before] != ROLE_REQUEST)
@@ -73,7 +86,7 @@ def _acked_beyond(table: PacketTable, ep: Episode, before: int, redone: dict[int
     acked = ep.start_psn + step - PSN_HALF  # unwrapped next to the resend's PSN
     for k in np.flatnonzero(np.isin(rows, list(redone))):  # one per go-back-0 NAK
         acked[k] = redone[int(rows[k])] - 1
-    return bool((acked >= ep.start_psn).any())
+    return int(acked.max(initial=ep.start_psn - PSN_HALF))
 
 
 def _pieces(
@@ -162,9 +175,9 @@ def _entry(
     nak_at = index_of.get(ep.trigger_row, -1)
     if trigger in ("nak", "rnr") and nak_at < 0:
         trigger = "timeout"
-    alternative = _alternative(table, ep, resent, flow, counted)
+    alternative = _alternative(table, ep, resent, flow, counted, redone)
     below = trigger == "timeout" and ep.role == ROLE_REQUEST
-    below = below and _acked_beyond(table, ep, start_at, redone)
+    below = below and _acked_before(table, ep, start_at, redone) >= ep.start_psn
     alternative = alternative or ("go-back-0" if below else "")
     if trigger in ("nak", "rnr"):
         delay = float(table["ts"][start_at] - table["ts"][nak_at]) * NS
