@@ -91,12 +91,15 @@ def _triggers(
     model: FlowModel,
     reissues: np.ndarray,
     flows: np.ndarray,
+    span: np.ndarray,
     acks: _Acks,
 ) -> list[str]:
     """Each re-issue's trigger, taken in capture order (one loop step per re-issue). A later
-    READ REQUEST re-sent within the reaction time of the flow's previous re-issue is the same
-    go-back-N resend run (the requester resends every request after the lost response, while
-    the first re-issue's answers may already flow), so it shares that re-issue's trigger."""
+    READ REQUEST re-sent within the reaction time of the flow's previous re-issue, for PSNs
+    beyond what that one asked for, is the same go-back-N resend run (the requester resends
+    every request after the lost response, while the first re-issue's answers may already
+    flow), so it shares that re-issue's trigger. One inside what it asked for re-asks the
+    answer to it: a re-issue of its own."""
     triggers = [""] * len(reissues)
     previous: dict[int, int] = {}  # response flow -> index k of its latest re-issue
     for k in np.argsort(reissues, kind="stable"):
@@ -104,7 +107,8 @@ def _triggers(
         p = previous.get(f)
         since = int(reissues[p]) if p is not None else 0
         ahead = int(psn_delta(pp.psn[i], pp.psn[since]))
-        if p is not None and 0 < ahead < WINDOW and pp.ts[i] - pp.ts[since] <= REACTION_NS:
+        beyond = span[since] <= ahead < WINDOW  # a later READ, not a gap in this one's answer
+        if p is not None and beyond and pp.ts[i] - pp.ts[since] <= REACTION_NS:
             triggers[k] = triggers[p]
         else:
             seen = _later_seen(pp, model, i, since, f, acks)
@@ -129,7 +133,7 @@ def reissue_episodes(
     counts = np.bincount(owner[owner >= 0], minlength=len(reissues))
     acks = _Acks(progress)
     before = model.order.last_before(flows, reissues)
-    triggers = _triggers(pp, model, reissues, flows, acks)
+    triggers = _triggers(pp, model, reissues, flows, span, acks)
     frames = pp.frames_at(reissues)
     rows = []
     for k in np.flatnonzero(counts > 0):
