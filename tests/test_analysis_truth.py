@@ -524,6 +524,37 @@ def scenario_mix(draw: st.DrawFn) -> dict[str, Any]:
     },
     seed=5715,
 )
+@example(  # a busy sender: every NAK answer waits for the wire (64-66 ns behind the NAK),
+    # so the reaction may be anything up to that; a NAK 6 ns behind an ACK is answered 59 ns
+    # later by a jump back to its PSN, which starts a selective repeat of its own, and the
+    # go-back-N it cut resumes after it (trigger unknown: one NAK triggers one episode)
+    mix={
+        "ops": ("send", "write"),
+        "recovery": "selective-repeat",
+        "vantage": "sender",
+        "qps": 1,
+        "messages": 4,
+        "message_size": 8192,
+        "start_psn": None,
+        "losses": (Loss(rate=0.03125),),
+        "max_packets": 3000,
+    },
+    seed=0,
+)
+@example(  # the same across the PSN wrap
+    mix={
+        "ops": ("send", "write"),
+        "recovery": "selective-repeat",
+        "vantage": "sender",
+        "qps": 1,
+        "messages": 5,
+        "message_size": 8192,
+        "start_psn": 16777200,
+        "losses": (Loss(rate=0.03125),),
+        "max_packets": 3000,
+    },
+    seed=0,
+)
 @example(  # a selective repeat's skip to the last PSN sent, right behind an ACK of the PSN
     # before it: a go-back-N that ACK overtook sends the same, so the mode is not certain
     mix={

@@ -95,7 +95,7 @@ def analyze_packets(
     # the GIL in its sorts and array passes, so the two overlap on a second core.
     with ThreadPoolExecutor(max_workers=1) as pool:
         beside = pool.submit(_stream_free_tables, pp, model, packets, link_speed_bps)
-        seq = _sequence_tables(pp, model, span, step)
+        seq = _sequence_tables(pp, model, span, step, link_speed_bps)
         free = beside.result()
     step("congestion")
     req, resp = seq.req, seq.resp
@@ -155,7 +155,7 @@ class SequenceTables(NamedTuple):
 
 
 def _sequence_tables(
-    pp: Prepared, model: flows.FlowModel, span: np.ndarray, step: Progress
+    pp: Prepared, model: flows.FlowModel, span: np.ndarray, step: Progress, link_bps: float
 ) -> SequenceTables:
     """Request and response streams, then NAKs and the episodes they explain."""
     step("sequences")
@@ -164,7 +164,7 @@ def _sequence_tables(
     progress_rows = naks.ack_progress(pp, model)
     nak_rows = naks.nak_table(pp, model, progress_rows)
     step("retransmissions")
-    eps, reissues = rtx.request_episodes(pp, model, req, nak_rows, progress_rows)
+    eps, reissues = rtx.request_episodes(pp, model, req, nak_rows, progress_rows, link_bps)
     reissued = reads.reissue_episodes(pp, model, resp, reissues, span, progress_rows)
     found = [e for e in (eps, reissued) if not e.empty]
     eps = _finish_episodes(pd.concat(found) if found else rtx._empty(), pp, model)

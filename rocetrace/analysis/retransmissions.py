@@ -40,6 +40,8 @@ EPISODE_COLUMNS = [
 ACK_TIMEOUT_UNIT_S = 4.096e-6
 SR_COVERAGE = 0.5
 SMALL_FRAME = 256  # wire bytes: below this a resend is small (READ request, atomic, no payload)
+WIRE_OVERHEAD = 24  # bytes of link time per frame beyond its captured length: FCS, preamble, gap
+WIRE_LOOKBACK = 16  # frames searched back for a host's previous frame (_waited_for_wire)
 TIMER_SILENCE_NS = 65_536  # a resend this long after the previous one: the ACK timer fired
 # The shortest ACK timeout is 8.192 us (4.096 us * 2^1); half of it leaves room for the NAK's
 # resends: a resend this soon after them was no timer restart.
@@ -47,7 +49,9 @@ NO_TIMER_YET_NS = 4_096
 ALTERNATIVES = ("selective-repeat", "go-back-0")  # what an uncertain episode may also be
 
 
-def episode_rows(s: Stream, pp: Prepared, naks: pd.DataFrame) -> tuple[np.ndarray, Reaction]:
+def episode_rows(
+    s: Stream, pp: Prepared, naks: pd.DataFrame, link_bps: float
+) -> tuple[np.ndarray, Reaction]:
     """Episode number per stream row (-1 for rows that are not resends). A new NAK shows
     as a restart (the PSN goes back), not where the NAK is seen: the sender reacts later;
     or as the resend of exactly the PSN a NAK asked for (_answers_new_nak); or after a
@@ -56,7 +60,8 @@ def episode_rows(s: Stream, pp: Prepared, naks: pd.DataFrame) -> tuple[np.ndarra
     ep = np.full(len(s), -1, np.int64)
     rows = np.flatnonzero(s.retransmitted)
     if not len(rows):
-        return ep, Reaction(np.zeros((0, 2), np.int64), pp.wire_len)
+        none = np.zeros((0, 2), np.int64)
+        return ep, Reaction(none, none, pp.wire_len)
     prev = rows - 1  # a flow's first row is never a resend: prev is in the same flow
     prev_resent = s.retransmitted[prev] & ~s.first[rows]
     restart = s.ext[rows] <= s.ext[prev]
@@ -65,7 +70,7 @@ def episode_rows(s: Stream, pp: Prepared, naks: pd.DataFrame) -> tuple[np.ndarra
     start[rows] = ~prev_resent | restart | stalled
     answered = np.full(len(s), -1, np.int64)
     answered[start] = _answered_nak(s, pp, naks, np.flatnonzero(start))
-    reaction = _reaction_ns(s, pp, answered)
+    reaction = _reaction_ns(s, pp, answered, link_bps)
     start[np.flatnonzero(s.retransmitted & ~start)] = _answers_new_nak(
         s, pp, naks, start, answered, reaction
     )
@@ -97,17 +102,21 @@ def _answered_nak(s: Stream, pp: Prepared, naks: pd.DataFrame, rows: np.ndarray)
 class Reaction:
     """How long a NAK or ACK takes, from the capture point, to show in what the sender sends
     there: per flow id and resend size (small frames, e.g. READ requests, pass a store-and-
-    forward hop sooner than full-size ones), from _reaction_ns."""
+    forward hop sooner than full-size ones), from _reaction_ns. `by_flow` is the shortest
+    answer seen, an upper bound; `least` a lower bound: the same where some answer left an
+    idle sender (it shows the reaction itself), else 0 (every answer waited for the wire)."""
 
     by_flow: np.ndarray  # (flows, 2): ns for a small and a full-size resend
+    least: np.ndarray  # (flows, 2): as by_flow, the shortest the reaction may be
     wire_len: np.ndarray  # per frame index
 
-    def at(self, flow: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        """The reaction time for frames `idx` of flows `flow`."""
-        return self.by_flow[flow, (self.wire_len[idx] >= SMALL_FRAME).astype(np.int64)]
+    def at(self, flow: np.ndarray, idx: np.ndarray, *, least: bool = False) -> np.ndarray:
+        """The reaction time for frames `idx` of flows `flow` (its lower bound: `least`)."""
+        size = (self.wire_len[idx] >= SMALL_FRAME).astype(np.int64)
+        return (self.least if least else self.by_flow)[flow, size]
 
 
-def _reaction_ns(s: Stream, pp: Prepared, answered: np.ndarray) -> Reaction:
+def _reaction_ns(s: Stream, pp: Prepared, answered: np.ndarray, link_bps: float) -> Reaction:
     """Per flow id and resend size, the shortest time seen from a NAK to the episode start
     that answers it (`answered`: per stream row, the NAK's frame index), over all flows
     between the same two hosts: how long a NAK takes, from the capture point, to turn into
@@ -115,7 +124,9 @@ def _reaction_ns(s: Stream, pp: Prepared, answered: np.ndarray) -> Reaction:
     longer waited for the wire (the sender was busy), so the shortest is the path's own.
     Small resends take the shortest of any size (they are never slower), full-size ones
     that of any size when no full-size one answered; 0 where no answer was seen (within
-    TIMER_SILENCE_NS of its NAK: later is the ACK timer's)."""
+    TIMER_SILENCE_NS of its NAK: later is the ACK timer's). When every answer of a path
+    went out back to back behind its host's previous frame (_waited_for_wire), the
+    reaction may have been anything up to the shortest: its lower bound (`least`) is 0."""
     firsts = np.flatnonzero(s.first)
     path = np.full(int(s.flow.max(initial=-1)) + 1, -1, np.int64)
     at = s.idx[firsts]
@@ -124,13 +135,44 @@ def _reaction_ns(s: Stream, pp: Prepared, answered: np.ndarray) -> Reaction:
     delay = pp.ts[s.idx[rows]] - pp.ts[answered[rows]]
     rows, delay = rows[delay <= TIMER_SILENCE_NS], delay[delay <= TIMER_SILENCE_NS]
     full = pp.wire_len[s.idx[rows]] >= SMALL_FRAME
+    n_paths = int(path.max(initial=-1)) + 1
+    shortest = _shortest(path[s.flow[rows]], delay, full, n_paths)
+    idle = ~_waited_for_wire(pp, s.idx[rows], link_bps)
+    shown = np.bincount(path[s.flow[rows[idle]]], minlength=n_paths) > 0
+    by_flow = _per_flow(path, shortest)
+    least = np.where(((path >= 0) & shown[np.maximum(path, 0)])[:, None], by_flow, 0)
+    return Reaction(by_flow, least, pp.wire_len)
+
+
+def _shortest(path: np.ndarray, delay: np.ndarray, full: np.ndarray, n_paths: int) -> np.ndarray:
+    """Per path (n_paths, 2): the shortest delay of any size and of full-size frames (that
+    of any size when no full-size one was seen); int64 max where none was seen."""
     none = np.iinfo(np.int64).max
-    shortest = np.full((int(path.max(initial=-1)) + 1, 2), none)
-    np.minimum.at(shortest[:, 0], path[s.flow[rows]], delay)  # any size: small never slower
-    np.minimum.at(shortest[:, 1], path[s.flow[rows[full]]], delay[full])
-    shortest[:, 1] = np.where(shortest[:, 1] == none, shortest[:, 0], shortest[:, 1])
-    by_flow = np.where((path >= 0)[:, None], shortest[path], none)
-    return Reaction(np.where(by_flow == none, 0, by_flow), pp.wire_len)
+    out = np.full((n_paths, 2), none)
+    np.minimum.at(out[:, 0], path, delay)  # any size: small never slower
+    np.minimum.at(out[:, 1], path[full], delay[full])
+    out[:, 1] = np.where(out[:, 1] == none, out[:, 0], out[:, 1])
+    return out
+
+
+def _per_flow(path: np.ndarray, per_path: np.ndarray) -> np.ndarray:
+    """Per flow id (its path: -1 none), the path's values; 0 where none was seen."""
+    none = np.iinfo(np.int64).max
+    out = np.where((path >= 0)[:, None], per_path[np.maximum(path, 0)], none)
+    return np.where(out == none, 0, out)
+
+
+def _waited_for_wire(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
+    """Per frame index, whether the frame went out right behind its host's previous frame
+    (within WIRE_LOOKBACK frames of the capture): it started when the wire came free, at
+    `link_bps`, not when its sender chose it."""
+    back = idx[:, None] - np.arange(1, WIRE_LOOKBACK + 1)
+    valid = back >= 0
+    back = np.maximum(back, 0)
+    same = valid & (pp.src[back] == pp.src[idx][:, None]) & (pp.src[idx] >= 0)[:, None]
+    prev = back[np.arange(len(idx)), np.argmax(same, axis=1)]
+    wire_ns = (pp.wire_len[prev] + WIRE_OVERHEAD) * 8e9 / link_bps
+    return same.any(axis=1) & (pp.ts[idx] - pp.ts[prev] <= wire_ns + 1)
 
 
 def _answers_new_nak(
@@ -155,7 +197,7 @@ def _answers_new_nak(
     # When the sender had the NAK, in the capture times of this row and the previous one.
     flow, idx, before = s.flow[rows], s.idx[rows], s.idx[rows - 1]
     taken_in = pp.ts[hit] + reaction.at(flow, before) > pp.ts[before]
-    taken_in &= pp.ts[hit] + reaction.at(flow, idx) <= pp.ts[idx]
+    taken_in &= pp.ts[hit] + reaction.at(flow, idx, least=True) <= pp.ts[idx]
     return (hit > answered[run]) & taken_in
 
 
@@ -271,6 +313,9 @@ def _assign_triggers(eps: pd.DataFrame, naks: pd.DataFrame, reaction: Reaction) 
     prev_start = eps["ts_ns"].astype("Int64").groupby(eps["flow_id"]).shift(1)
     after_prev = ~(eps["nak_ts_exact"] + lag <= prev_start)  # the sender had it since
     fresh = (eps["nak_ts_exact"].notna() & after_prev).fillna(True).to_numpy(bool) | own_new
+    # A NAK triggers one episode: a later one with the same NAK resumes or timed out.
+    used = eps.loc[fresh & eps["nak_frame"].notna().to_numpy(), ["flow_id", "nak_frame"]]
+    fresh[used.index[used.duplicated()]] = False
     eps["trigger"] = np.where(
         fresh, np.where(eps["kind"].astype(object) == "rnr", "rnr", "nak"), "timeout"
     )
@@ -462,12 +507,17 @@ def _prev_ts_in_flow(model: FlowModel, pp: Prepared, idx: np.ndarray) -> np.ndar
 
 
 def request_episodes(
-    pp: Prepared, model: FlowModel, s: Stream, naks: pd.DataFrame, progress: pd.DataFrame
+    pp: Prepared,
+    model: FlowModel,
+    s: Stream,
+    naks: pd.DataFrame,
+    progress: pd.DataFrame,
+    link_bps: float,
 ) -> tuple[pd.DataFrame, np.ndarray]:
     """Episodes of resent requests with trigger, mode and delay, and the frames of READ
     re-issues: episodes that open with a re-sent READ REQUEST and no NAK are not resends of
     this flow but requests to resend READ responses (reads.py)."""
-    ep, reaction = episode_rows(s, pp, naks)
+    ep, reaction = episode_rows(s, pp, naks, link_bps)
     eps = _episodes(s, pp, ep, progress, reaction)
     if eps.empty:
         return _empty(), np.zeros(0, np.int64)

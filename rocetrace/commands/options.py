@@ -46,7 +46,7 @@ def report_options(func: F) -> F:
             "--link-speed",
             default="100G",
             show_default=True,
-            help="Link speed for PFC pause time (e.g. 25G, 100G, 400G).",
+            help="Link speed for PFC pause times and frame times on the wire (e.g. 25G, 400G).",
         ),
     )
     for decorate in reversed(decorators):
