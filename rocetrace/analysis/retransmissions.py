@@ -31,6 +31,7 @@ from rocetrace.analysis.prepared import (
     isin_small,
     psn_delta,
 )
+from rocetrace.link import wire_ns
 
 EPISODE_COLUMNS = [
     "flow_id", "src_ip", "dst_ip", "dest_qp", "ts", "ts_ns", "trigger", "nak_psn", "start_psn",
@@ -40,7 +41,7 @@ EPISODE_COLUMNS = [
 ACK_TIMEOUT_UNIT_S = 4.096e-6
 SR_COVERAGE = 0.5
 SMALL_FRAME = 256  # wire bytes: below this a resend is small (READ request, atomic, no payload)
-WIRE_OVERHEAD = 24  # bytes of link time per frame beyond its captured length: FCS, preamble, gap
+NONE_SEEN = np.iinfo(np.int64).max  # no answer seen (per path, in _reaction_ns)
 WIRE_LOOKBACK = 16  # frames searched back for a host's previous frame (_waited_for_wire)
 TIMER_SILENCE_NS = 65_536  # a resend this long after the previous one: the ACK timer fired
 # The shortest ACK timeout is 8.192 us (4.096 us * 2^1); half of it leaves room for the NAK's
@@ -139,27 +140,24 @@ def _reaction_ns(s: Stream, pp: Prepared, answered: np.ndarray, link_bps: float)
     shortest = _shortest(path[s.flow[rows]], delay, full, n_paths)
     idle = ~_waited_for_wire(pp, s.idx[rows], link_bps)
     shown = np.bincount(path[s.flow[rows[idle]]], minlength=n_paths) > 0
-    by_flow = _per_flow(path, shortest)
-    least = np.where(((path >= 0) & shown[np.maximum(path, 0)])[:, None], by_flow, 0)
-    return Reaction(by_flow, least, pp.wire_len)
+    least = np.where(shown[:, None], shortest, NONE_SEEN)
+    return Reaction(_per_flow(path, shortest), _per_flow(path, least), pp.wire_len)
 
 
 def _shortest(path: np.ndarray, delay: np.ndarray, full: np.ndarray, n_paths: int) -> np.ndarray:
     """Per path (n_paths, 2): the shortest delay of any size and of full-size frames (that
-    of any size when no full-size one was seen); int64 max where none was seen."""
-    none = np.iinfo(np.int64).max
-    out = np.full((n_paths, 2), none)
+    of any size when no full-size one was seen); NONE_SEEN where none was seen."""
+    out = np.full((n_paths, 2), NONE_SEEN)
     np.minimum.at(out[:, 0], path, delay)  # any size: small never slower
     np.minimum.at(out[:, 1], path[full], delay[full])
-    out[:, 1] = np.where(out[:, 1] == none, out[:, 0], out[:, 1])
+    out[:, 1] = np.where(out[:, 1] == NONE_SEEN, out[:, 0], out[:, 1])
     return out
 
 
 def _per_flow(path: np.ndarray, per_path: np.ndarray) -> np.ndarray:
     """Per flow id (its path: -1 none), the path's values; 0 where none was seen."""
-    none = np.iinfo(np.int64).max
-    out = np.where((path >= 0)[:, None], per_path[np.maximum(path, 0)], none)
-    return np.where(out == none, 0, out)
+    values = per_path[np.maximum(path, 0)]
+    return np.where((path >= 0)[:, None] & (values != NONE_SEEN), values, 0)
 
 
 def _waited_for_wire(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
@@ -171,8 +169,7 @@ def _waited_for_wire(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarr
     back = np.maximum(back, 0)
     same = valid & (pp.src[back] == pp.src[idx][:, None]) & (pp.src[idx] >= 0)[:, None]
     prev = back[np.arange(len(idx)), np.argmax(same, axis=1)]
-    wire_ns = (pp.wire_len[prev] + WIRE_OVERHEAD) * 8e9 / link_bps
-    return same.any(axis=1) & (pp.ts[idx] - pp.ts[prev] <= wire_ns + 1)
+    return same.any(axis=1) & (pp.ts[idx] - pp.ts[prev] <= wire_ns(pp.wire_len[prev], link_bps) + 1)
 
 
 def _answers_new_nak(

@@ -18,11 +18,11 @@ import numpy as np
 from rocetrace.dissectors.aeth import AckKind, syndrome
 from rocetrace.generate.encap import roce_layout
 from rocetrace.generate.model import PSN_MOD, RKEY, Conn, Message, _segment_opcode, packets_for
-from rocetrace.generate.network import WIRE_OVERHEAD
 from rocetrace.generate.responder import ACK_CREDITS
 from rocetrace.generate.scenario import Scenario
 from rocetrace.generate.sim import VA_BASE, SimResult, encap_of, make_connections
 from rocetrace.generate.table import ROLE_REQUEST, ROLE_RESPONSE, PacketTable
+from rocetrace.link import wire_ns
 
 READ_REQUEST, ACK = 0x0C, 0x11
 READ_RESPONSES = (0x0D, 0x0E, 0x0F, 0x10)  # first, middle, last, only
@@ -164,7 +164,7 @@ def serialization_ns(t: PacketTable, sc: Scenario) -> np.ndarray:
     frame = np.array(
         [roce_layout(encap, int(s) >> 32, int(s) & 0xFFFFFFFF).frame_len for s in kinds]
     )
-    ser = ((frame + WIRE_OVERHEAD) * 8e9 / sc.link_speed_bps).astype(np.int64)
+    ser = np.asarray(wire_ns(frame, sc.link_speed_bps)).astype(np.int64)
     return ser[np.searchsorted(kinds, key)]
 
 

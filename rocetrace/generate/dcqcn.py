@@ -3,6 +3,8 @@ recovery and additive increase in fixed periods, evaluated lazily when the sende
 
 from __future__ import annotations
 
+from rocetrace.link import wire_ns
+
 G = 1 / 16
 PERIOD_NS = 55_000
 FAST_RECOVERY_STEPS = 5
@@ -41,4 +43,4 @@ class Dcqcn:
         self._catch_up(t)
         if self.rate >= self.line:
             return 0
-        return int((frame_bytes + 24) * 8e9 / self.rate)
+        return int(wire_ns(frame_bytes, self.rate))

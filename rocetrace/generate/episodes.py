@@ -18,7 +18,6 @@ from rocetrace.generate.table import ROLE_REQUEST, PacketTable
 from rocetrace.generate.truth import FlowRows
 
 NS = 1e-9
-READ_REQUEST = 0x0C
 COVERAGE = 0.5  # resent share of a range at most which a skip shows selective repeat
 
 

@@ -18,10 +18,10 @@ from rocetrace.generate.encap import Encap, roce_layout
 from rocetrace.generate.faults import LossModel
 from rocetrace.generate.scenario import Scenario
 from rocetrace.generate.table import DELIVERED, LOST_BEFORE_MIRROR, ROCE
+from rocetrace.link import wire_ns
 
 Packet = dict[str, Any]
 Handler = Callable[[int, Packet], None]
-WIRE_OVERHEAD = 24  # FCS + preamble + inter-frame gap, bytes of link time per frame
 
 
 class EventLoop:
@@ -74,7 +74,7 @@ class Network:
         return self._lengths[key]
 
     def ser_ns(self, nbytes: int) -> int:
-        return int((nbytes + WIRE_OVERHEAD) * 8e9 / self.sc.link_speed_bps)
+        return int(wire_ns(nbytes, self.sc.link_speed_bps))
 
     def _mark(self, pkt: Packet, queue_bytes: float) -> None:
         """RED marking on the egress queue, plus a flat CE rate; only ECN-capable packets."""
