@@ -570,6 +570,22 @@ def scenario_mix(draw: st.DrawFn) -> dict[str, Any]:
     },
     seed=0,
 )
+@example(  # at the receiver a go-back-N resends 16777215, then skips to 9: the ACK of 7 had
+    # reached the sender and its resend of 8 was lost on the way (a hole of one frame time
+    # before 9), so the skip is no selective repeat
+    mix={
+        "ops": ("write", "send"),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 4,
+        "message_size": 8192,
+        "start_psn": 16777200,
+        "losses": (Loss(rate=0.03125),),
+        "max_packets": 3000,
+    },
+    seed=1,
+)
 @example(  # READ responses lost at the requester: after a timeout re-issue, a second
     # re-issue inside the PSNs the first asked for (response 153 missing between 152 and 154)
     # answers that gap: a READ re-issue of its own, not the first one's go-back-N rest

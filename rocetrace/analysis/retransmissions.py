@@ -220,12 +220,19 @@ def _latest_nak(
 
 
 def _resumes_at_ack(
-    s: Stream, pp: Prepared, rows: np.ndarray, progress: pd.DataFrame, reaction: Reaction
+    s: Stream,
+    pp: Prepared,
+    rows: np.ndarray,
+    progress: pd.DataFrame,
+    reaction: Reaction,
+    unseen: np.ndarray,
 ) -> np.ndarray:
     """Per stream row, whether it resends the first PSN not yet acknowledged: a go-back-N
-    that an ACK overtook skips to it (not a selective-repeat skip). The sender knew the ACKs
-    the capture saw up to its reaction time before the row; later ones count as well (the
-    reaction time is the shortest seen, the sender may have known more)."""
+    that an ACK overtook skips to it (not a selective-repeat skip), or one of the `unseen`
+    (per row) PSNs after it when that many frames fit unseen before the row (lost before
+    the capture point). The sender knew the ACKs the capture saw up to its reaction time
+    before the row; later ones count as well (the reaction time is the shortest seen, the
+    sender may have known more)."""
     if progress.empty or not len(rows):
         return np.zeros(len(rows), bool)
     flow, idx = s.flow[rows], s.idx[rows]
@@ -235,19 +242,46 @@ def _resumes_at_ack(
         acked = _last_acked_asof(pd.DataFrame({"flow_id": flow, "ts_ns": pp.ts[idx]}), progress)
     known = _last_acked(pp, flow, idx, progress, reaction)
     psn = pp.psn[idx]
-    return _first_unacked(psn, acked) | _first_unacked(psn, known)
+    return _first_unacked(psn, acked, unseen) | _first_unacked(psn, known, unseen)
 
 
-def _first_unacked(psn: np.ndarray, acked: np.ndarray) -> np.ndarray:
-    """Per PSN, whether it is the one after `acked` (raw 24-bit, -1: nothing acknowledged)."""
-    return (acked >= 0) & (psn_delta(psn, (acked + 1) % PSN_MOD) == 0)
+def _first_unacked(psn: np.ndarray, acked: np.ndarray, unseen: np.ndarray | int = 0) -> np.ndarray:
+    """Per PSN, whether it is the one after `acked` (raw 24-bit, -1: nothing acknowledged),
+    or at most `unseen` PSNs beyond it."""
+    ahead = psn_delta(psn, (acked + 1) % PSN_MOD)
+    return (acked >= 0) & (ahead >= 0) & (ahead <= unseen)
+
+
+def _unseen_room(pp: Prepared, before: np.ndarray, idx: np.ndarray, link_bps: float) -> np.ndarray:
+    """Per pair of a flow's consecutive frames (`before`, `idx`: frame indices), how many
+    frames of their size fit between them on their host's wire beside the frames the
+    capture shows there: resends lost before the capture point leave such a hole (a
+    selective repeat sends its few PSNs back to back). A capture time marks a frame's
+    start at its sender and its end further on, so the two frames' own wire time counts as
+    the shorter one and a missing frame as the longer. Looks WIRE_LOOKBACK frames back at
+    most; with more frames in between it counts none."""
+    back = idx[:, None] - np.arange(1, WIRE_LOOKBACK + 1)
+    between = (back > before[:, None]) & (pp.src[np.maximum(back, 0)] == pp.src[idx][:, None])
+    other = np.where(between, wire_ns(pp.wire_len[np.maximum(back, 0)], link_bps), 0.0)
+    own = wire_ns(pp.wire_len[before], link_bps), wire_ns(pp.wire_len[idx], link_bps)
+    free = pp.ts[idx] - pp.ts[before] - np.minimum(*own) - other.sum(axis=1)
+    room = np.floor((free + 1) / np.maximum(*own)).astype(np.int64)
+    return np.where(idx - before <= WIRE_LOOKBACK, np.maximum(room, 0), 0)
 
 
 def _episodes(
-    s: Stream, pp: Prepared, ep: np.ndarray, progress: pd.DataFrame, reaction: Reaction
+    s: Stream,
+    pp: Prepared,
+    ep: np.ndarray,
+    progress: pd.DataFrame,
+    reaction: Reaction,
+    link_bps: float,
 ) -> pd.DataFrame:
-    """One row per episode: where it starts, how many packets, and whether it is contiguous.
-    An episode's rows are consecutive in the stream, so reduceat over its first rows works."""
+    """One row per episode: where it starts, how many packets, and whether it skips PSNs
+    (`jumps`: not onto the first unacknowledged PSN, or as far past it as the hole in the
+    sender's frames before the row leaves room for resends lost before the capture point,
+    _unseen_room). An episode's rows are consecutive in the stream, so reduceat over its
+    first rows works."""
     rows = np.flatnonzero(ep >= 0)
     if len(rows) == 0:
         return pd.DataFrame()
@@ -256,7 +290,8 @@ def _episodes(
     first, last = rows[cut], rows[ends - 1]
     prev = rows - 1  # a flow's first row is never a resend
     jump = (s.ext[rows] != s.end[prev] + 1) & (ep[rows] == ep[prev])  # skips inside the episode
-    jump[jump] = ~_resumes_at_ack(s, pp, rows[jump], progress, reaction)
+    unseen = _unseen_room(pp, s.idx[prev[jump]], s.idx[rows[jump]], link_bps)
+    jump[jump] = ~_resumes_at_ack(s, pp, rows[jump], progress, reaction, unseen)
     idx = s.idx[first]
     out = pd.DataFrame(
         {
@@ -515,7 +550,7 @@ def request_episodes(
     re-issues: episodes that open with a re-sent READ REQUEST and no NAK are not resends of
     this flow but requests to resend READ responses (reads.py)."""
     ep, reaction = episode_rows(s, pp, naks, link_bps)
-    eps = _episodes(s, pp, ep, progress, reaction)
+    eps = _episodes(s, pp, ep, progress, reaction, link_bps)
     if eps.empty:
         return _empty(), np.zeros(0, np.int64)
     eps = _assign_triggers(eps, naks, reaction)
