@@ -586,6 +586,22 @@ def scenario_mix(draw: st.DrawFn) -> dict[str, Any]:
     },
     seed=1,
 )
+@example(  # at the receiver a selective repeat's second resend (READ request 7938808) was
+    # lost; its NAK is answered 2,026 ns later, sooner than the one earlier small answer
+    # (2,108 ns), whose NAK a switch held 85 ns behind a READ response: a new episode
+    mix={
+        "ops": ("write", "write", "read"),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 3,
+        "messages": 6,
+        "message_size": 4096,
+        "start_psn": None,
+        "losses": (Loss(rate=0.03125),),
+        "max_packets": 3000,
+    },
+    seed=1,
+)
 @example(  # READ responses lost at the requester: after a timeout re-issue, a second
     # re-issue inside the PSNs the first asked for (response 153 missing between 152 and 154)
     # answers that gap: a READ re-issue of its own, not the first one's go-back-N rest

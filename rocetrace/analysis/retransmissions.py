@@ -104,8 +104,9 @@ class Reaction:
     """How long a NAK or ACK takes, from the capture point, to show in what the sender sends
     there: per flow id and resend size (small frames, e.g. READ requests, pass a store-and-
     forward hop sooner than full-size ones), from _reaction_ns. `by_flow` is the shortest
-    answer seen, an upper bound; `least` a lower bound: the same where some answer left an
-    idle sender (it shows the reaction itself), else 0 (every answer waited for the wire)."""
+    answer seen, an upper bound; `least` a lower bound: the same less what a hop may have
+    held its NAK (_held_behind) where some answer left an idle sender (it shows the
+    reaction itself), else 0 (every answer waited for the wire)."""
 
     by_flow: np.ndarray  # (flows, 2): ns for a small and a full-size resend
     least: np.ndarray  # (flows, 2): as by_flow, the shortest the reaction may be
@@ -127,7 +128,10 @@ def _reaction_ns(s: Stream, pp: Prepared, answered: np.ndarray, link_bps: float)
     that of any size when no full-size one answered; 0 where no answer was seen (within
     TIMER_SILENCE_NS of its NAK: later is the ACK timer's). When every answer of a path
     went out back to back behind its host's previous frame (_waited_for_wire), the
-    reaction may have been anything up to the shortest: its lower bound (`least`) is 0."""
+    reaction may have been anything up to the shortest: its lower bound (`least`) is 0.
+    Otherwise the lower bound takes off each answer the time its NAK may have waited
+    behind its host's previous frames at a store-and-forward hop (_held_behind): the
+    answer that shows the reaction may have had a NAK held there."""
     firsts = np.flatnonzero(s.first)
     path = np.full(int(s.flow.max(initial=-1)) + 1, -1, np.int64)
     at = s.idx[firsts]
@@ -140,7 +144,10 @@ def _reaction_ns(s: Stream, pp: Prepared, answered: np.ndarray, link_bps: float)
     shortest = _shortest(path[s.flow[rows]], delay, full, n_paths)
     idle = ~_waited_for_wire(pp, s.idx[rows], link_bps)
     shown = np.bincount(path[s.flow[rows[idle]]], minlength=n_paths) > 0
-    least = np.where(shown[:, None], shortest, NONE_SEEN)
+    unheld = _shortest(
+        path[s.flow[rows]], delay - _held_behind(pp, answered[rows], link_bps), full, n_paths
+    )
+    least = np.where(shown[:, None], unheld, NONE_SEEN)
     return Reaction(_per_flow(path, shortest), _per_flow(path, least), pp.wire_len)
 
 
@@ -170,6 +177,26 @@ def _waited_for_wire(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarr
     same = valid & (pp.src[back] == pp.src[idx][:, None]) & (pp.src[idx] >= 0)[:, None]
     prev = back[np.arange(len(idx)), np.argmax(same, axis=1)]
     return same.any(axis=1) & (pp.ts[idx] - pp.ts[prev] <= wire_ns(pp.wire_len[prev], link_bps) + 1)
+
+
+def _held_behind(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
+    """Per frame index, the ns a store-and-forward hop may have held it behind the frames
+    its host sent just before (WIRE_LOOKBACK frames back at most): the hop sends a frame
+    once it has all of it and has sent those before it, so a small frame right behind a
+    full-size one leaves that hop later than it would alone. A frame k back leaves the hop
+    ts + wire after it started at the earliest, and the frames after it then take their
+    wire times in turn. Capture times there are taken as frame starts at the host (at the
+    receiver; elsewhere the hold may be overstated, which only lowers a lower bound)."""
+    back = idx[:, None] - np.arange(WIRE_LOOKBACK + 1)  # column 0: the frame itself
+    valid = back >= 0
+    back = np.maximum(back, 0)
+    ours = valid & (pp.src[back] == pp.src[idx][:, None])
+    wire = np.where(ours, wire_ns(pp.wire_len[back], link_bps), 0.0)
+    since = np.cumsum(wire, axis=1) - wire[:, :1]  # our frames' wire times from k on, to it
+    start = pp.ts[back] - pp.ts[idx][:, None]  # ns before the frame (exact in int64)
+    leaves = np.where(ours, start + wire + since, -np.inf)  # the frame's earliest exit
+    held = leaves.max(axis=1) - wire[:, 0]
+    return np.floor(np.maximum(held, 0.0)).astype(np.int64)
 
 
 def _answers_new_nak(
