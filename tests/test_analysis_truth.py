@@ -602,6 +602,23 @@ def scenario_mix(draw: st.DrawFn) -> dict[str, Any]:
     },
     seed=1,
 )
+@example(  # at the receiver a selective repeat (16777211, 3) cuts a go-back-N that had sent
+    # 16777211; its rest resumes at 16777212 right after, 2,092 ns after NAK 16777212: sooner
+    # than any answer (2,188 ns idle), so no answer to that NAK; the next resend of 16777212
+    # is (the rest's trigger is unknown)
+    mix={
+        "ops": ("write", "send"),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 5,
+        "message_size": 4096,
+        "start_psn": 16777200,
+        "losses": (Loss(rate=0.046875),),
+        "max_packets": 3000,
+    },
+    seed=0,
+)
 @example(  # READ responses lost at the requester: after a timeout re-issue, a second
     # re-issue inside the PSNs the first asked for (response 153 missing between 152 and 154)
     # answers that gap: a READ re-issue of its own, not the first one's go-back-N rest

@@ -69,9 +69,7 @@ def episode_rows(
     stalled = (pp.ts[s.idx[rows]] - pp.ts[s.idx[prev]]) > TIMER_SILENCE_NS  # the timer fired
     start = np.zeros(len(s), bool)
     start[rows] = ~prev_resent | restart | stalled
-    answered = np.full(len(s), -1, np.int64)
-    answered[start] = _answered_nak(s, pp, naks, np.flatnonzero(start))
-    reaction = _reaction_ns(s, pp, answered, link_bps)
+    answered, reaction = _answers(s, pp, naks, np.flatnonzero(start), link_bps)
     start[np.flatnonzero(s.retransmitted & ~start)] = _answers_new_nak(
         s, pp, naks, start, answered, reaction
     )
@@ -79,15 +77,52 @@ def episode_rows(
     return ep, reaction
 
 
-def _answered_nak(s: Stream, pp: Prepared, naks: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+def _answers(
+    s: Stream, pp: Prepared, naks: pd.DataFrame, starts: np.ndarray, link_bps: float
+) -> tuple[np.ndarray, Reaction]:
+    """Per stream row, the NAK its episode start (`starts`, in stream order) answers
+    (_answered_nak; -1 for other rows), and the reaction times those answers show. A start
+    that may resume a go-back-N cut by the episode before it (_resumes_cut_run) answers a
+    NAK only when it came no sooner after it than the reaction's lower bound that the
+    other answers show: a second pass."""
+    resumes = _resumes_cut_run(s, starts)
+    answered = np.full(len(s), -1, np.int64)
+    before = np.where(resumes, 0, s.idx[starts])  # first pass: resumes answer nothing
+    answered[starts] = _answered_nak(s, pp, naks, starts, before)
+    reaction = _reaction_ns(s, pp, answered, link_bps)
+    if not resumes.any():
+        return answered, reaction
+    at = s.idx[starts[resumes]]
+    then = pp.ts[at] - reaction.at(s.flow[starts[resumes]], at, least=True)
+    before[resumes] = np.searchsorted(pp.ts, then, "right") if pp.in_time_order else at
+    answered[starts] = _answered_nak(s, pp, naks, starts, before)
+    return answered, _reaction_ns(s, pp, answered, link_bps)
+
+
+def _resumes_cut_run(s: Stream, starts: np.ndarray) -> np.ndarray:
+    """Per episode start (stream rows, in stream order), whether it may be the rest of a
+    go-back-N that the flow's previous episode cut: that episode came right after a resend
+    and this start, right after that episode, resends the PSN after that resend's."""
+    prev = np.maximum(np.arange(len(starts)) - 1, 0)
+    cut = starts[prev] - 1  # the row before the previous episode
+    out = (np.arange(len(starts)) > 0) & (s.flow[starts[prev]] == s.flow[starts])
+    out &= (cut >= 0) & s.retransmitted[np.maximum(cut, 0)] & s.retransmitted[starts - 1]
+    out &= s.flow[np.maximum(cut, 0)] == s.flow[starts]
+    return out & (s.ext[starts] == s.end[np.maximum(cut, 0)] + 1)
+
+
+def _answered_nak(
+    s: Stream, pp: Prepared, naks: pd.DataFrame, rows: np.ndarray, before: np.ndarray
+) -> np.ndarray:
     """Per episode start (stream row, in stream order), the frame index of the NAK it
-    answers (-1: none): the latest NAK of its own PSN (go-back-N, selective repeat) unless
-    there is none or the flow's previous start answered it; then the flow's latest NAK when
-    the start lies in the NAKed PSN's message before that PSN (go-back-0 redoes the
-    message; the redone FIRST may not have reached the capture point). Two passes: the
-    second knows what the previous start answered."""
-    own = _latest_nak(s, pp, naks, rows)
-    latest = _latest_nak(s, pp, naks, rows, any_psn=True)
+    answers (-1: none) among those captured before frame index `before` (per row): the
+    latest NAK of its own PSN (go-back-N, selective repeat) unless there is none or the
+    flow's previous start answered it; then the flow's latest NAK when the start lies in
+    the NAKed PSN's message before that PSN (go-back-0 redoes the message; the redone FIRST
+    may not have reached the capture point). Two passes: the second knows what the
+    previous start answered."""
+    own = _latest_nak(s, pp, naks, rows, before=before)
+    latest = _latest_nak(s, pp, naks, rows, any_psn=True, before=before)
     ahead = psn_delta(pp.psn[latest], pp.psn[s.idx[rows]])
     redo = (latest > own) & (ahead > 0)
     at = rows[redo]
@@ -226,10 +261,16 @@ def _answers_new_nak(
 
 
 def _latest_nak(
-    s: Stream, pp: Prepared, naks: pd.DataFrame, rows: np.ndarray, any_psn: bool = False
+    s: Stream,
+    pp: Prepared,
+    naks: pd.DataFrame,
+    rows: np.ndarray,
+    any_psn: bool = False,
+    before: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per stream row, the frame index of the latest NAK about its flow with its PSN (with
-    any PSN: `any_psn`) captured before it (-1 when none)."""
+    any PSN: `any_psn`) captured before it, and before frame index `before` (per row) when
+    given (-1 when none)."""
     known = naks[naks["flow_id"].notna()] if len(rows) else naks.iloc[:0]
     if known.empty:
         return np.full(len(rows), -1, np.int64)
@@ -241,7 +282,8 @@ def _latest_nak(
     width = len(pp) + 1
     packed = np.sort(code[: len(known)] * width + nak_idx)
     row_code = code[len(known) :]
-    at = np.searchsorted(packed, row_code * width + s.idx[rows]) - 1
+    limit = s.idx[rows] if before is None else np.minimum(before, s.idx[rows])
+    at = np.searchsorted(packed, row_code * width + limit) - 1
     hit = packed[np.maximum(at, 0)]
     return np.where((at >= 0) & (hit // width == row_code), hit % width, -1)
 
@@ -354,7 +396,8 @@ def _assign_triggers(eps: pd.DataFrame, naks: pd.DataFrame, reaction: Reaction) 
     known = known.sort_values("nak_ts")[["flow_id", "nak_ts", "nak_frame", "nak_raw", "kind"]]
     known["nak_raw"] = known["nak_raw"].astype(np.int64)
     known["nak_ts_exact"] = known["nak_ts"].astype("Int64")  # float64 ns would lose 256 ns
-    own, own_new = _start_naks(eps, known, lag)
+    flow, idx = eps["flow_id"].to_numpy(np.int64), eps["idx"].to_numpy(np.int64)
+    own, own_new = _start_naks(eps, known, lag, reaction.at(flow, idx, least=True))
     by_known = np.argsort(known_ts.to_numpy(), kind="stable")
     latest = pd.merge_asof(
         eps[["flow_id"]].assign(known_ts=known_ts).take(by_known),
@@ -384,16 +427,21 @@ def _assign_triggers(eps: pd.DataFrame, naks: pd.DataFrame, reaction: Reaction) 
 
 
 def _start_naks(
-    eps: pd.DataFrame, known: pd.DataFrame, lag: np.ndarray
+    eps: pd.DataFrame, known: pd.DataFrame, lag: np.ndarray, least: np.ndarray
 ) -> tuple[pd.DataFrame, np.ndarray]:
-    """Per episode (`eps` in time order), the latest NAK with its start PSN, and whether that
+    """Per episode (`eps` in time order), the latest NAK with its start PSN that may have
+    reached the sender (seen `least` before: the reaction's lower bound), and whether that
     NAK is new: it reached the sender (`lag`, per episode: the reaction time) after the
     flow's previous episode began, or it came after that episode's own NAK (two NAKs seen
     before the first resend: each answers its own)."""
-    left = eps[["flow_id", "ts_ns"]].assign(nak_raw=eps["start_psn"].to_numpy(np.int64))
+    then = eps["ts_ns"].to_numpy(np.int64) - least
+    by_then = np.argsort(then, kind="stable")
+    left = eps[["flow_id"]].assign(then=then, nak_raw=eps["start_psn"].to_numpy(np.int64))
     own = pd.merge_asof(
-        left, known, left_on="ts_ns", right_on="nak_ts", by=["flow_id", "nak_raw"]
-    ).set_index(eps.index)
+        left.take(by_then), known, left_on="then", right_on="nak_ts", by=["flow_id", "nak_raw"]
+    )
+    own.index = by_then
+    own = own.sort_index().drop(columns="then").assign(ts_ns=eps["ts_ns"])
     prev_start = own["ts_ns"].astype("Int64").groupby(own["flow_id"]).shift(1)  # exact ns
     prev_own = own.groupby("flow_id")["nak_ts_exact"].shift(1)
     ts = own["nak_ts_exact"]
