@@ -202,14 +202,22 @@ def _per_flow(path: np.ndarray, per_path: np.ndarray) -> np.ndarray:
     return np.where((path >= 0)[:, None] & (values != NONE_SEEN), values, 0)
 
 
+def _host_frames_before(
+    pp: Prepared, idx: np.ndarray, first: int = 1
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per frame index, the frame indices `first` to WIRE_LOOKBACK back (0: the frame
+    itself), one column each, and which of those its own host sent."""
+    back = idx[:, None] - np.arange(first, WIRE_LOOKBACK + 1)
+    valid = (back >= 0) & (pp.src[idx] >= 0)[:, None]
+    back = np.maximum(back, 0)
+    return back, valid & (pp.src[back] == pp.src[idx][:, None])
+
+
 def _waited_for_wire(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
     """Per frame index, whether the frame went out right behind its host's previous frame
     (within WIRE_LOOKBACK frames of the capture): it started when the wire came free, at
     `link_bps`, not when its sender chose it."""
-    back = idx[:, None] - np.arange(1, WIRE_LOOKBACK + 1)
-    valid = back >= 0
-    back = np.maximum(back, 0)
-    same = valid & (pp.src[back] == pp.src[idx][:, None]) & (pp.src[idx] >= 0)[:, None]
+    back, same = _host_frames_before(pp, idx)
     prev = back[np.arange(len(idx)), np.argmax(same, axis=1)]
     return same.any(axis=1) & (pp.ts[idx] - pp.ts[prev] <= wire_ns(pp.wire_len[prev], link_bps) + 1)
 
@@ -222,10 +230,7 @@ def _held_behind(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
     ts + wire after it started at the earliest, and the frames after it then take their
     wire times in turn. Capture times there are taken as frame starts at the host (at the
     receiver; elsewhere the hold may be overstated, which only lowers a lower bound)."""
-    back = idx[:, None] - np.arange(WIRE_LOOKBACK + 1)  # column 0: the frame itself
-    valid = back >= 0
-    back = np.maximum(back, 0)
-    ours = valid & (pp.src[back] == pp.src[idx][:, None])
+    back, ours = _host_frames_before(pp, idx, first=0)  # column 0: the frame itself
     wire = np.where(ours, wire_ns(pp.wire_len[back], link_bps), 0.0)
     since = np.cumsum(wire, axis=1) - wire[:, :1]  # our frames' wire times from k on, to it
     start = pp.ts[back] - pp.ts[idx][:, None]  # ns before the frame (exact in int64)
@@ -329,9 +334,8 @@ def _unseen_room(pp: Prepared, before: np.ndarray, idx: np.ndarray, link_bps: fl
     start at its sender and its end further on, so the two frames' own wire time counts as
     the shorter one and a missing frame as the longer. Looks WIRE_LOOKBACK frames back at
     most; with more frames in between it counts none."""
-    back = idx[:, None] - np.arange(1, WIRE_LOOKBACK + 1)
-    between = (back > before[:, None]) & (pp.src[np.maximum(back, 0)] == pp.src[idx][:, None])
-    other = np.where(between, wire_ns(pp.wire_len[np.maximum(back, 0)], link_bps), 0.0)
+    back, ours = _host_frames_before(pp, idx)
+    other = np.where(ours & (back > before[:, None]), wire_ns(pp.wire_len[back], link_bps), 0.0)
     own = wire_ns(pp.wire_len[before], link_bps), wire_ns(pp.wire_len[idx], link_bps)
     free = pp.ts[idx] - pp.ts[before] - np.minimum(*own) - other.sum(axis=1)
     room = np.floor((free + 1) / np.maximum(*own)).astype(np.int64)
@@ -388,7 +392,8 @@ def _assign_triggers(eps: pd.DataFrame, naks: pd.DataFrame, reaction: Reaction) 
     latest NAK about the flow that its sender had by then (seen at least the reaction time
     before) and got after the flow's previous episode began."""
     eps = eps.sort_values("ts_ns", kind="stable").reset_index(drop=True)
-    lag = reaction.at(eps["flow_id"].to_numpy(np.int64), eps["idx"].to_numpy(np.int64))
+    flow, idx = eps["flow_id"].to_numpy(np.int64), eps["idx"].to_numpy(np.int64)
+    lag = reaction.at(flow, idx)
     known_ts = eps["ts_ns"] - lag
     known = naks[naks["flow_id"].notna()].copy()
     known["flow_id"] = known["flow_id"].astype(np.int64)
@@ -396,7 +401,6 @@ def _assign_triggers(eps: pd.DataFrame, naks: pd.DataFrame, reaction: Reaction) 
     known = known.sort_values("nak_ts")[["flow_id", "nak_ts", "nak_frame", "nak_raw", "kind"]]
     known["nak_raw"] = known["nak_raw"].astype(np.int64)
     known["nak_ts_exact"] = known["nak_ts"].astype("Int64")  # float64 ns would lose 256 ns
-    flow, idx = eps["flow_id"].to_numpy(np.int64), eps["idx"].to_numpy(np.int64)
     own, own_new = _start_naks(eps, known, lag, reaction.at(flow, idx, least=True))
     by_known = np.argsort(known_ts.to_numpy(), kind="stable")
     latest = pd.merge_asof(
