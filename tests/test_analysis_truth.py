@@ -619,6 +619,23 @@ def scenario_mix(draw: st.DrawFn) -> dict[str, Any]:
     },
     seed=0,
 )
+@example(  # a mirror and a busy sender: every NAK answer goes out right behind the sender's
+    # previous frame, 1,160 ns after its NAK; the sender had not chosen it before that frame
+    # began, so the reaction is at least 1,072 ns, and a resend of a NAKed PSN 455 ns after
+    # the NAK is the go-back-N going on (the NAK's answer comes 1,160 ns after it)
+    mix={
+        "ops": ("write", "send"),
+        "recovery": "selective-repeat",
+        "vantage": "mirror",
+        "qps": 2,
+        "messages": 5,
+        "message_size": 8192,
+        "start_psn": None,
+        "losses": (Loss(rate=0.03461275707257803),),
+        "max_packets": 3000,
+    },
+    seed=8645,
+)
 @example(  # READ responses lost at the requester: after a timeout re-issue, a second
     # re-issue inside the PSNs the first asked for (response 153 missing between 152 and 154)
     # answers that gap: a READ re-issue of its own, not the first one's go-back-N rest

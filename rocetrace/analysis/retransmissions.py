@@ -42,7 +42,7 @@ ACK_TIMEOUT_UNIT_S = 4.096e-6
 SR_COVERAGE = 0.5
 SMALL_FRAME = 256  # wire bytes: below this a resend is small (READ request, atomic, no payload)
 NONE_SEEN = np.iinfo(np.int64).max  # no answer seen (per path, in _reaction_ns)
-WIRE_LOOKBACK = 16  # frames searched back for a host's previous frame (_waited_for_wire)
+WIRE_LOOKBACK = 16  # frames searched back for a host's previous frames (_host_frames_before)
 TIMER_SILENCE_NS = 65_536  # a resend this long after the previous one: the ACK timer fired
 # The shortest ACK timeout is 8.192 us (4.096 us * 2^1); half of it leaves room for the NAK's
 # resends: a resend this soon after them was no timer restart.
@@ -141,7 +141,7 @@ class Reaction:
     forward hop sooner than full-size ones), from _reaction_ns. `by_flow` is the shortest
     answer seen, an upper bound; `least` a lower bound: the same less what a hop may have
     held its NAK (_held_behind) where some answer left an idle sender (it shows the
-    reaction itself), else 0 (every answer waited for the wire)."""
+    reaction itself), else less its wait for the wire too."""
 
     by_flow: np.ndarray  # (flows, 2): ns for a small and a full-size resend
     least: np.ndarray  # (flows, 2): as by_flow, the shortest the reaction may be
@@ -161,12 +161,12 @@ def _reaction_ns(s: Stream, pp: Prepared, answered: np.ndarray, link_bps: float)
     longer waited for the wire (the sender was busy), so the shortest is the path's own.
     Small resends take the shortest of any size (they are never slower), full-size ones
     that of any size when no full-size one answered; 0 where no answer was seen (within
-    TIMER_SILENCE_NS of its NAK: later is the ACK timer's). When every answer of a path
-    went out back to back behind its host's previous frame (_waited_for_wire), the
-    reaction may have been anything up to the shortest: its lower bound (`least`) is 0.
-    Otherwise the lower bound takes off each answer the time its NAK may have waited
-    behind its host's previous frames at a store-and-forward hop (_held_behind): the
-    answer that shows the reaction may have had a NAK held there."""
+    TIMER_SILENCE_NS of its NAK: later is the ACK timer's). The lower bound (`least`)
+    takes off each answer the time its NAK may have waited behind its host's previous
+    frames at a store-and-forward hop (_held_behind): the answer that shows the reaction
+    may have had a NAK held there. When every answer of a path went out back to back
+    behind its host's previous frame (_wire_wait), none shows the reaction itself: each
+    then also takes off its wait (the sender had not chosen it before that frame began)."""
     firsts = np.flatnonzero(s.first)
     path = np.full(int(s.flow.max(initial=-1)) + 1, -1, np.int64)
     at = s.idx[firsts]
@@ -177,12 +177,14 @@ def _reaction_ns(s: Stream, pp: Prepared, answered: np.ndarray, link_bps: float)
     full = pp.wire_len[s.idx[rows]] >= SMALL_FRAME
     n_paths = int(path.max(initial=-1)) + 1
     shortest = _shortest(path[s.flow[rows]], delay, full, n_paths)
-    idle = ~_waited_for_wire(pp, s.idx[rows], link_bps)
-    shown = np.bincount(path[s.flow[rows[idle]]], minlength=n_paths) > 0
-    unheld = _shortest(
-        path[s.flow[rows]], delay - _held_behind(pp, answered[rows], link_bps), full, n_paths
+    wait = _wire_wait(pp, s.idx[rows], link_bps)
+    shown = np.bincount(path[s.flow[rows[wait == 0]]], minlength=n_paths) > 0
+    unheld = delay - _held_behind(pp, answered[rows], link_bps)
+    least = np.where(
+        shown[:, None],
+        _shortest(path[s.flow[rows]], unheld, full, n_paths),
+        _shortest(path[s.flow[rows]], np.maximum(unheld - wait, 0), full, n_paths),
     )
-    least = np.where(shown[:, None], unheld, NONE_SEEN)
     return Reaction(_per_flow(path, shortest), _per_flow(path, least), pp.wire_len)
 
 
@@ -213,13 +215,17 @@ def _host_frames_before(
     return back, valid & (pp.src[back] == pp.src[idx][:, None])
 
 
-def _waited_for_wire(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
-    """Per frame index, whether the frame went out right behind its host's previous frame
-    (within WIRE_LOOKBACK frames of the capture): it started when the wire came free, at
-    `link_bps`, not when its sender chose it."""
+def _wire_wait(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
+    """Per frame index, how long (ns) it may have waited for the wire: the time since its
+    host's previous frame (within WIRE_LOOKBACK frames of the capture) when it went out
+    right behind it (it started when the wire came free, at `link_bps`, not when its
+    sender chose it; a sender choosing it before that frame started would have sent it
+    first), else 0."""
     back, same = _host_frames_before(pp, idx)
     prev = back[np.arange(len(idx)), np.argmax(same, axis=1)]
-    return same.any(axis=1) & (pp.ts[idx] - pp.ts[prev] <= wire_ns(pp.wire_len[prev], link_bps) + 1)
+    gap = pp.ts[idx] - pp.ts[prev]
+    behind = same.any(axis=1) & (gap <= wire_ns(pp.wire_len[prev], link_bps) + 1)
+    return np.where(behind, np.maximum(gap, 1), 0)
 
 
 def _held_behind(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
