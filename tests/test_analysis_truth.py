@@ -636,6 +636,23 @@ def scenario_mix(draw: st.DrawFn) -> dict[str, Any]:
     },
     seed=8645,
 )
+@example(  # a mirror: the one READ request that answers a NAK went out 7 ns behind the
+    # go-back-N's own resend of that READ (1,088 ns after the NAK), so the reaction is over
+    # 1,088 ns and that resend is no answer; full-size answers of an idle sender (1,094 ns)
+    # bound full-size resends, not small ones
+    mix={
+        "ops": ("write_imm", "send", "read"),
+        "recovery": "selective-repeat",
+        "vantage": "mirror",
+        "qps": 1,
+        "messages": 6,
+        "message_size": 4096,
+        "start_psn": 16777200,
+        "losses": (Loss(rate=0.0479923370126054),),
+        "max_packets": 3000,
+    },
+    seed=9037,
+)
 @example(  # READ responses lost at the requester: after a timeout re-issue, a second
     # re-issue inside the PSNs the first asked for (response 153 missing between 152 and 154)
     # answers that gap: a READ re-issue of its own, not the first one's go-back-N rest

@@ -139,9 +139,9 @@ class Reaction:
     """How long a NAK or ACK takes, from the capture point, to show in what the sender sends
     there: per flow id and resend size (small frames, e.g. READ requests, pass a store-and-
     forward hop sooner than full-size ones), from _reaction_ns. `by_flow` is the shortest
-    answer seen, an upper bound; `least` a lower bound: the same less what a hop may have
-    held its NAK (_held_behind) where some answer left an idle sender (it shows the
-    reaction itself), else less its wait for the wire too."""
+    answer seen, an upper bound; `least` a lower bound (_least): the shortest answer where
+    one shows the reaction itself, else what each answer's wait for the wire and its NAK's
+    hold at a hop leave."""
 
     by_flow: np.ndarray  # (flows, 2): ns for a small and a full-size resend
     least: np.ndarray  # (flows, 2): as by_flow, the shortest the reaction may be
@@ -161,12 +161,10 @@ def _reaction_ns(s: Stream, pp: Prepared, answered: np.ndarray, link_bps: float)
     longer waited for the wire (the sender was busy), so the shortest is the path's own.
     Small resends take the shortest of any size (they are never slower), full-size ones
     that of any size when no full-size one answered; 0 where no answer was seen (within
-    TIMER_SILENCE_NS of its NAK: later is the ACK timer's). The lower bound (`least`)
-    takes off each answer the time its NAK may have waited behind its host's previous
-    frames at a store-and-forward hop (_held_behind): the answer that shows the reaction
-    may have had a NAK held there. When every answer of a path went out back to back
-    behind its host's previous frame (_wire_wait), none shows the reaction itself: each
-    then also takes off its wait (the sender had not chosen it before that frame began)."""
+    TIMER_SILENCE_NS of its NAK: later is the ACK timer's). The lower bound (`least`,
+    _least) comes from an answer that shows the reaction itself (an idle sender, a NAK no
+    hop held), else from each answer less its NAK's hold at a store-and-forward hop
+    (_held_behind) and its wait for the wire (_wire_wait)."""
     firsts = np.flatnonzero(s.first)
     path = np.full(int(s.flow.max(initial=-1)) + 1, -1, np.int64)
     at = s.idx[firsts]
@@ -178,13 +176,8 @@ def _reaction_ns(s: Stream, pp: Prepared, answered: np.ndarray, link_bps: float)
     n_paths = int(path.max(initial=-1)) + 1
     shortest = _shortest(path[s.flow[rows]], delay, full, n_paths)
     wait = _wire_wait(pp, s.idx[rows], link_bps)
-    shown = np.bincount(path[s.flow[rows[wait == 0]]], minlength=n_paths) > 0
-    unheld = delay - _held_behind(pp, answered[rows], link_bps)
-    least = np.where(
-        shown[:, None],
-        _shortest(path[s.flow[rows]], unheld, full, n_paths),
-        _shortest(path[s.flow[rows]], np.maximum(unheld - wait, 0), full, n_paths),
-    )
+    held = _held_behind(pp, answered[rows], link_bps)
+    least = _least(path[s.flow[rows]], delay, full, wait, held, n_paths)
     return Reaction(_per_flow(path, shortest), _per_flow(path, least), pp.wire_len)
 
 
@@ -195,6 +188,34 @@ def _shortest(path: np.ndarray, delay: np.ndarray, full: np.ndarray, n_paths: in
     np.minimum.at(out[:, 0], path, delay)  # any size: small never slower
     np.minimum.at(out[:, 1], path[full], delay[full])
     out[:, 1] = np.where(out[:, 1] == NONE_SEEN, out[:, 0], out[:, 1])
+    return out
+
+
+def _least(
+    path: np.ndarray,
+    delay: np.ndarray,
+    full: np.ndarray,
+    wait: np.ndarray,
+    held: np.ndarray,
+    n_paths: int,
+) -> np.ndarray:
+    """Per path (n_paths, 2): the reaction's lower bound for small and full-size resends.
+    An answer of an idle sender (no `wait` for the wire) to a NAK no hop `held` shows the
+    reaction itself: where a size has one, its shortest answer is the bound. Else each
+    answer bounds it by its delay less its NAK's hold and its wait (the sender chose it
+    after the frame it waited behind began, or it would have sent it first). A size with
+    no answer takes the other's bound."""
+    clean = (wait == 0) & (held == 0)
+    bound = np.where(clean, delay, np.maximum(delay - held - wait + (wait > 0), 0))
+    out = np.full((n_paths, 2), NONE_SEEN)
+    for size, of_size in enumerate((~full, full)):
+        shown = np.bincount(path[of_size & clean], minlength=n_paths) > 0
+        exact, loose = np.full(n_paths, NONE_SEEN), np.full(n_paths, NONE_SEEN)
+        np.minimum.at(exact, path[of_size], delay[of_size])
+        np.minimum.at(loose, path[of_size], bound[of_size])
+        out[:, size] = np.where(shown, exact, loose)
+    for size in (0, 1):
+        out[:, size] = np.where(out[:, size] == NONE_SEEN, out[:, 1 - size], out[:, size])
     return out
 
 
