@@ -329,11 +329,11 @@ def _resumes_at_ack(
     unseen: np.ndarray,
 ) -> np.ndarray:
     """Per stream row, whether it resends the first PSN not yet acknowledged: a go-back-N
-    that an ACK overtook skips to it (not a selective-repeat skip), or one of the `unseen`
-    (per row) PSNs after it when that many frames fit unseen before the row (lost before
-    the capture point). The sender knew the ACKs the capture saw up to its reaction time
-    before the row; later ones count as well (the reaction time is the shortest seen, the
-    sender may have known more)."""
+    that an ACK overtook skips to it (not a selective-repeat skip), or the PSN `unseen`
+    (per row, _unseen_frames) after it when the hole before the row holds that many frames
+    (resends lost before the capture point). The sender knew the ACKs the capture saw up to
+    its reaction time before the row; later ones count as well (the reaction time is the
+    shortest seen, the sender may have known more)."""
     if progress.empty or not len(rows):
         return np.zeros(len(rows), bool)
     flow, idx = s.flow[rows], s.idx[rows]
@@ -348,25 +348,30 @@ def _resumes_at_ack(
 
 def _first_unacked(psn: np.ndarray, acked: np.ndarray, unseen: np.ndarray | int = 0) -> np.ndarray:
     """Per PSN, whether it is the one after `acked` (raw 24-bit, -1: nothing acknowledged),
-    or at most `unseen` PSNs beyond it."""
+    or exactly `unseen` PSNs beyond it."""
     ahead = psn_delta(psn, (acked + 1) % PSN_MOD)
-    return (acked >= 0) & (ahead >= 0) & (ahead <= unseen)
+    return (acked >= 0) & ((ahead == 0) | (ahead == unseen))
 
 
-def _unseen_room(pp: Prepared, before: np.ndarray, idx: np.ndarray, link_bps: float) -> np.ndarray:
+def _unseen_frames(
+    pp: Prepared, before: np.ndarray, idx: np.ndarray, link_bps: float
+) -> np.ndarray:
     """Per pair of a flow's consecutive frames (`before`, `idx`: frame indices), how many
-    frames of their size fit between them on their host's wire beside the frames the
-    capture shows there: resends lost before the capture point leave such a hole (a
-    selective repeat sends its few PSNs back to back). A capture time marks a frame's
-    start at its sender and its end further on, so the two frames' own wire time counts as
-    the shorter one and a missing frame as the longer. Looks WIRE_LOOKBACK frames back at
-    most; with more frames in between it counts none."""
+    frames of their size went out unseen between them: the hole on their host's wire beside
+    the frames the capture shows there, when it holds a whole number of such frames back
+    to back (resends lost before the capture point); -1 when it does not (a sender that
+    idled leaves a hole of any size; a selective repeat sends its few PSNs back to back).
+    A capture time marks a frame's start at its sender and its end further on, so the two
+    frames' own wire time counts as the shorter one and a missing frame as the longer, less
+    up to 1 ns each (wire times rounded down). Looks WIRE_LOOKBACK frames back at most."""
     back, ours = _host_frames_before(pp, idx)
     other = np.where(ours & (back > before[:, None]), wire_ns(pp.wire_len[back], link_bps), 0.0)
     own = wire_ns(pp.wire_len[before], link_bps), wire_ns(pp.wire_len[idx], link_bps)
     free = pp.ts[idx] - pp.ts[before] - np.minimum(*own) - other.sum(axis=1)
-    room = np.floor((free + 1) / np.maximum(*own)).astype(np.int64)
-    return np.where(idx - before <= WIRE_LOOKBACK, np.maximum(room, 0), 0)
+    frame = np.maximum(*own)
+    count = np.maximum(np.round(free / frame), 0)
+    whole = (free >= count * (frame - 1) - 1) & (free <= count * frame + 1)
+    return np.where(whole & (idx - before <= WIRE_LOOKBACK), count, -1).astype(np.int64)
 
 
 def _episodes(
@@ -379,8 +384,8 @@ def _episodes(
 ) -> pd.DataFrame:
     """One row per episode: where it starts, how many packets, and whether it skips PSNs
     (`jumps`: not onto the first unacknowledged PSN, or as far past it as the hole in the
-    sender's frames before the row leaves room for resends lost before the capture point,
-    _unseen_room). An episode's rows are consecutive in the stream, so reduceat over its
+    sender's frames before the row holds resends lost before the capture point,
+    _unseen_frames). An episode's rows are consecutive in the stream, so reduceat over its
     first rows works."""
     rows = np.flatnonzero(ep >= 0)
     if len(rows) == 0:
@@ -390,7 +395,7 @@ def _episodes(
     first, last = rows[cut], rows[ends - 1]
     prev = rows - 1  # a flow's first row is never a resend
     jump = (s.ext[rows] != s.end[prev] + 1) & (ep[rows] == ep[prev])  # skips inside the episode
-    unseen = _unseen_room(pp, s.idx[prev[jump]], s.idx[rows[jump]], link_bps)
+    unseen = _unseen_frames(pp, s.idx[prev[jump]], s.idx[rows[jump]], link_bps)
     jump[jump] = ~_resumes_at_ack(s, pp, rows[jump], progress, reaction, unseen)
     idx = s.idx[first]
     out = pd.DataFrame(
