@@ -103,12 +103,17 @@ def _resumes_cut_run(s: Stream, starts: np.ndarray) -> np.ndarray:
     """Per episode start (stream rows, in stream order), whether it may be the rest of a
     go-back-N that the flow's previous episode cut: that episode came right after a resend
     and this start, right after that episode, resends the PSN after that resend's."""
-    prev = np.maximum(np.arange(len(starts)) - 1, 0)
-    cut = starts[prev] - 1  # the row before the previous episode
-    out = (np.arange(len(starts)) > 0) & (s.flow[starts[prev]] == s.flow[starts])
-    out &= (cut >= 0) & s.retransmitted[np.maximum(cut, 0)] & s.retransmitted[starts - 1]
-    out &= s.flow[np.maximum(cut, 0)] == s.flow[starts]
-    return out & (s.ext[starts] == s.end[np.maximum(cut, 0)] + 1)
+    prev, same_flow = _previous_in_flow(s.flow[starts])
+    cut = starts[prev] - 1  # the row before the previous episode (a resend is never first)
+    out = same_flow & s.retransmitted[cut] & s.retransmitted[starts - 1]
+    return out & (s.ext[starts] == s.end[cut] + 1)
+
+
+def _previous_in_flow(flow: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per item of a list in stream order (`flow`: its flow ids), the index of the item
+    before it (0 for the first) and whether that one is of the same flow."""
+    prev = np.maximum(np.arange(len(flow)) - 1, 0)
+    return prev, (np.arange(len(flow)) > 0) & (flow[prev] == flow)
 
 
 def _answered_nak(
@@ -127,10 +132,9 @@ def _answered_nak(
     redo = (latest > own) & (ahead > 0)
     at = rows[redo]
     redo[redo] = _message_starts(pp, s, s.flow[at], s.ext[at] + ahead[redo]) <= s.ext[at]
-    before = np.maximum(np.arange(len(rows)) - 1, 0)
-    same_flow = (np.arange(len(rows)) > 0) & (s.flow[rows[before]] == s.flow[rows])
+    prior, same_flow = _previous_in_flow(s.flow[rows])
     answered = np.where(redo & (own < 0), latest, own)
-    spent = same_flow & (answered[before] == own)
+    spent = same_flow & (answered[prior] == own)
     return np.where(redo & ((own < 0) | spent), latest, own)
 
 
@@ -184,11 +188,9 @@ def _reaction_ns(s: Stream, pp: Prepared, answered: np.ndarray, link_bps: float)
 def _shortest(path: np.ndarray, delay: np.ndarray, full: np.ndarray, n_paths: int) -> np.ndarray:
     """Per path (n_paths, 2): the shortest delay of any size and of full-size frames (that
     of any size when no full-size one was seen); NONE_SEEN where none was seen."""
-    out = np.full((n_paths, 2), NONE_SEEN)
-    np.minimum.at(out[:, 0], path, delay)  # any size: small never slower
-    np.minimum.at(out[:, 1], path[full], delay[full])
-    out[:, 1] = np.where(out[:, 1] == NONE_SEEN, out[:, 0], out[:, 1])
-    return out
+    any_size = _min_per_path(path, delay, n_paths)  # small never slower
+    full_size = _min_per_path(path[full], delay[full], n_paths)
+    return np.stack([any_size, np.where(full_size == NONE_SEEN, any_size, full_size)], axis=1)
 
 
 def _least(
@@ -210,12 +212,18 @@ def _least(
     out = np.full((n_paths, 2), NONE_SEEN)
     for size, of_size in enumerate((~full, full)):
         shown = np.bincount(path[of_size & clean], minlength=n_paths) > 0
-        exact, loose = np.full(n_paths, NONE_SEEN), np.full(n_paths, NONE_SEEN)
-        np.minimum.at(exact, path[of_size], delay[of_size])
-        np.minimum.at(loose, path[of_size], bound[of_size])
+        exact = _min_per_path(path[of_size], delay[of_size], n_paths)
+        loose = _min_per_path(path[of_size], bound[of_size], n_paths)
         out[:, size] = np.where(shown, exact, loose)
     for size in (0, 1):
         out[:, size] = np.where(out[:, size] == NONE_SEEN, out[:, 1 - size], out[:, size])
+    return out
+
+
+def _min_per_path(path: np.ndarray, values: np.ndarray, n_paths: int) -> np.ndarray:
+    """Per path id (n_paths), the smallest of its `values`; NONE_SEEN where it has none."""
+    out = np.full(n_paths, NONE_SEEN)
+    np.minimum.at(out, path, values)
     return out
 
 
@@ -708,8 +716,8 @@ def _resumed(eps: pd.DataFrame, last_ts: np.ndarray, una: np.ndarray) -> np.ndar
     trigger = eps["trigger"].to_numpy(object)[order]
     first, last = eps["first_row"].to_numpy()[order], eps["last_row"].to_numpy()[order]
     ext = eps["start_ext"].to_numpy()[order]
-    prev = np.maximum(np.arange(len(eps)) - 1, 0)
-    after_nak = (np.arange(len(eps)) > 0) & (flow == flow[prev]) & (first == last[prev] + 1)
+    prev, same_flow = _previous_in_flow(flow)
+    after_nak = same_flow & (first == last[prev] + 1)
     after_nak &= np.isin(trigger[prev], ("nak", "rnr"))
     silence = eps["ts_ns"].to_numpy()[order] - last_ts[order][prev]
     no_timer = (silence <= TIMER_SILENCE_NS) & (~una[order] | (silence < NO_TIMER_YET_NS))
