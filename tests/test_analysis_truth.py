@@ -653,6 +653,24 @@ def scenario_mix(draw: st.DrawFn) -> dict[str, Any]:
     },
     seed=9037,
 )
+@example(  # at the receiver a switch holds the sender's small frames behind its full-size
+    # ones: a READ request answering a NAK 7 ns behind the selective repeat's tail (the same
+    # READ) had waited 88 ns, not 7, so another READ request 2,094 ns after its NAK still
+    # answers it (a new episode); and of the two resends of that READ, the tail was chosen
+    # before its NAK came in, the second answers it
+    mix={
+        "ops": ("write", "write", "read"),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 3,
+        "messages": 6,
+        "message_size": 8192,
+        "start_psn": None,
+        "losses": (Loss(rate=0.0390625),),
+        "max_packets": 3000,
+    },
+    seed=0,
+)
 @example(  # READ responses lost at the requester: after a timeout re-issue, a second
     # re-issue inside the PSNs the first asked for (response 153 missing between 152 and 154)
     # answers that gap: a READ re-issue of its own, not the first one's go-back-N rest

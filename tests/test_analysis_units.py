@@ -9,7 +9,8 @@ from analysis_builder import A, B, ack, at, cnp, nak, packet_table, req, rnr
 from rocetrace.analysis.api import parse_link_speed
 from rocetrace.analysis.gaps import sorted_stream
 from rocetrace.analysis.pipeline import analyze_packets
-from rocetrace.analysis.retransmissions import ack_timeout_estimate
+from rocetrace.analysis.prepared import prepare
+from rocetrace.analysis.retransmissions import _wire_wait, ack_timeout_estimate
 
 
 def run(rows: list[dict], step_ns: int = 1000):  # type: ignore[no-untyped-def]
@@ -193,3 +194,24 @@ def test_ack_timeout_estimate_and_link_speed() -> None:
     assert parse_link_speed("100G") == 100e9 and parse_link_speed("25Gb/s") == 25e9
     with pytest.raises(ValueError):
         parse_link_speed("fast")
+
+
+def _wire_wait_of_last(sizes: list[int], ts: list[int]) -> int:
+    """The wire wait (ns) of the last of frames from A to B of wire `sizes` (bytes: full-size
+    writes, small READ requests) captured at `ts` (ns), at 100 Gb/s."""
+    rows = [
+        req(i, "WRITE_MIDDLE" if size > 100 else "READ_REQUEST", wire_len=size, ts_ns=t)
+        for i, (size, t) in enumerate(zip(sizes, ts, strict=True))
+    ]
+    pp = prepare(packet_table(rows))
+    return int(_wire_wait(pp, np.array([len(rows) - 1]), 100e9)[0])
+
+
+def test_wire_wait_counts_a_hop_hold_where_the_capture_sees_frames_leave_the_hop() -> None:
+    full, small = 1082, 74  # 88.5 and 7.8 ns at 100 Gb/s, with preamble and gap
+    # Frame starts at the sender: each frame went out right behind the one before.
+    assert _wire_wait_of_last([full, small, small], [0, 88, 96]) == 8
+    assert _wire_wait_of_last([full, full, small], [0, 88, 176]) == 88
+    # Frame ends behind a switch (a small frame 7 ns after a full one: less than the full
+    # one's wire time): the last READ request may have left its host 87 ns before it shows.
+    assert _wire_wait_of_last([full, small, small], [0, 7, 14]) == 87

@@ -249,12 +249,56 @@ def _wire_wait(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
     host's previous frame (within WIRE_LOOKBACK frames of the capture) when it went out
     right behind it (it started when the wire came free, at `link_bps`, not when its
     sender chose it; a sender choosing it before that frame started would have sent it
-    first), else 0."""
+    first), else 0. Where the capture sees its path's frames leave a store-and-forward hop
+    (_leaves_hop), the wait there counts too (_wait_behind_at_hop)."""
     back, same = _host_frames_before(pp, idx)
     prev = back[np.arange(len(idx)), np.argmax(same, axis=1)]
     gap = pp.ts[idx] - pp.ts[prev]
     behind = same.any(axis=1) & (gap <= wire_ns(pp.wire_len[prev], link_bps) + 1)
-    return np.where(behind, np.maximum(gap, 1), 0)
+    wait = np.where(behind, np.maximum(gap, 1), 0)
+    at_hop = _leaves_hop(pp, idx, link_bps)
+    wait[at_hop] = _wait_behind_at_hop(pp, idx[at_hop], link_bps)
+    return wait
+
+
+def _leaves_hop(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
+    """Per frame index, whether the capture marks its path's frames (same source and
+    destination) as they finish leaving a store-and-forward hop (at the receiver): some
+    frame of the path came less than the previous one's wire time after it, with nothing
+    between them in the capture. Where frames are seen as they start at their host or at
+    a hop's egress port, each waits for the one before it to finish."""
+    i = np.flatnonzero(pp.src[1:] >= 0) + 1
+    i = i[(pp.src[i] == pp.src[i - 1]) & (pp.dst[i] == pp.dst[i - 1])]
+    gap = pp.ts[i] - pp.ts[i - 1]
+    sooner = (gap >= 0) & (gap < wire_ns(pp.wire_len[i - 1], link_bps) - 1)
+    width = int(max(pp.src.max(initial=0), pp.dst.max(initial=0))) + 1
+    seen = np.unique(pp.src[i[sooner]] * width + pp.dst[i[sooner]])
+    return np.isin(pp.src[idx] * width + pp.dst[idx], seen)
+
+
+def _wait_behind_at_hop(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
+    """Per frame index of a path the capture sees leave a store-and-forward hop, how long
+    (ns, rounded up) it may have waited behind its host's frames: the capture shows a train
+    of them leaving the hop back to back, each one wire time after the one before. A train
+    frame j started at its host no sooner than its hop exit less two wire times (in, out)
+    less the links; the frames after it started one wire time after another; so the last
+    one before this frame began at its host no sooner than the least of those times, and a
+    lone frame chosen then would have left the hop two of its own wire times later."""
+    back, ours = _host_frames_before(pp, idx)
+    ours &= pp.dst[back] == pp.dst[idx][:, None]
+    order = np.argsort(~ours, axis=1, kind="stable")  # the host's frames first, nearest first
+    back, ours = np.take_along_axis(back, order, 1), np.take_along_axis(ours, order, 1)
+    ts = pp.ts[back] - pp.ts[idx][:, None]  # ns before the frame (exact in int64)
+    wire = np.asarray(wire_ns(pp.wire_len[back], link_bps), float)
+    own = np.asarray(wire_ns(pp.wire_len[idx], link_bps), float)
+    after_ts = np.column_stack([np.zeros(len(idx), np.int64), ts[:, :-1]])  # the next one
+    after_wire = np.column_stack([own, wire[:, :-1]])
+    gap = after_ts - ts
+    train = np.logical_and.accumulate(ours & (gap <= after_wire + 1) & (gap >= 0), axis=1)
+    since = np.cumsum(np.where(train, wire, 0.0), axis=1) - wire[:, :1]
+    began = np.where(train, ts - 2 * wire + since, np.inf).min(axis=1)  # shifted by the links
+    wait = np.ceil(-(began + 2 * own))
+    return np.where(train[:, 0], np.maximum(wait, 1), 0).astype(np.int64)
 
 
 def _held_behind(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
@@ -297,7 +341,23 @@ def _answers_new_nak(
     flow, idx, before = s.flow[rows], s.idx[rows], s.idx[rows - 1]
     taken_in = pp.ts[hit] + reaction.at(flow, before) > pp.ts[before]
     taken_in &= pp.ts[hit] + reaction.at(flow, idx, least=True) <= pp.ts[idx]
-    return (hit > answered[run]) & taken_in
+    return (hit > answered[run]) & taken_in & ~_tail_resent(s, rows, hit, start, answered)
+
+
+def _tail_resent(
+    s: Stream, rows: np.ndarray, hit: np.ndarray, start: np.ndarray, answered: np.ndarray
+) -> np.ndarray:
+    """Per resend row (not starting an episode), whether it is a selective repeat's tail
+    (the newest PSN, sent again) that the next row, an episode start, resends once more
+    for the same NAK (`hit`, per row): the NAK came after the tail was chosen, so the next
+    row answers it. Unless the next row may be the rest of a go-back-N that this row, as an
+    episode, would have cut (_resumes_cut_run): then this row answered the NAK."""
+    following = np.minimum(rows + 1, len(s) - 1)
+    again = (following > rows) & start[following] & (s.flow[following] == s.flow[rows])
+    again &= (answered[following] == hit) & (s.ext[following] == s.ext[rows])
+    tail = s.end[rows] >= s.high_before[rows]
+    resumes = s.ext[following] == s.end[rows - 1] + 1
+    return again & tail & ~resumes
 
 
 def _latest_nak(
