@@ -671,6 +671,24 @@ def scenario_mix(draw: st.DrawFn) -> dict[str, Any]:
     },
     seed=0,
 )
+@example(  # a mirror, two QPs on one port: NAKs of a SEND PSN (go-back-N) and of a WRITE
+    # PSN (selective repeat) wait while the other QP holds the wire, and an ACK covers the
+    # WRITE PSN meanwhile; the selective repeat's tail goes first, 1,594 ns after its NAK
+    # (an answer right behind another QP's frame says nothing of when it was chosen), then
+    # the go-back-N from the first unacknowledged PSN answers the earlier NAK
+    mix={
+        "ops": ("write", "send"),
+        "recovery": "selective-repeat",
+        "vantage": "mirror",
+        "qps": 2,
+        "messages": 4,
+        "message_size": 8192,
+        "start_psn": None,
+        "losses": (Loss(rate=0.03341270347455767),),
+        "max_packets": 3000,
+    },
+    seed=9058,
+)
 @example(  # READ responses lost at the requester: after a timeout re-issue, a second
     # re-issue inside the PSNs the first asked for (response 153 missing between 152 and 154)
     # answers that gap: a READ re-issue of its own, not the first one's go-back-N rest

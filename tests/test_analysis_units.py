@@ -10,7 +10,7 @@ from rocetrace.analysis.api import parse_link_speed
 from rocetrace.analysis.gaps import sorted_stream
 from rocetrace.analysis.pipeline import analyze_packets
 from rocetrace.analysis.prepared import prepare
-from rocetrace.analysis.retransmissions import _wire_wait, ack_timeout_estimate
+from rocetrace.analysis.retransmissions import NO_BOUND, _wire_wait, ack_timeout_estimate
 
 
 def run(rows: list[dict], step_ns: int = 1000):  # type: ignore[no-untyped-def]
@@ -196,12 +196,14 @@ def test_ack_timeout_estimate_and_link_speed() -> None:
         parse_link_speed("fast")
 
 
-def _wire_wait_of_last(sizes: list[int], ts: list[int]) -> int:
+def _wire_wait_of_last(sizes: list[int], ts: list[int], qps: list[int] | None = None) -> int:
     """The wire wait (ns) of the last of frames from A to B of wire `sizes` (bytes: full-size
-    writes, small READ requests) captured at `ts` (ns), at 100 Gb/s."""
+    writes, small READ requests) captured at `ts` (ns), to QPs `qps` (default: one QP), at
+    100 Gb/s."""
+    qps = qps or [0x12] * len(sizes)
     rows = [
-        req(i, "WRITE_MIDDLE" if size > 100 else "READ_REQUEST", wire_len=size, ts_ns=t)
-        for i, (size, t) in enumerate(zip(sizes, ts, strict=True))
+        req(i, "WRITE_MIDDLE" if size > 100 else "READ_REQUEST", wire_len=size, ts_ns=t, qp=qp)
+        for i, (size, t, qp) in enumerate(zip(sizes, ts, qps, strict=True))
     ]
     pp = prepare(packet_table(rows))
     return int(_wire_wait(pp, np.array([len(rows) - 1]), 100e9)[0])
@@ -215,3 +217,15 @@ def test_wire_wait_counts_a_hop_hold_where_the_capture_sees_frames_leave_the_hop
     # Frame ends behind a switch (a small frame 7 ns after a full one: less than the full
     # one's wire time): the last READ request may have left its host 87 ns before it shows.
     assert _wire_wait_of_last([full, small, small], [0, 7, 14]) == 87
+
+
+def test_wire_wait_behind_another_qp_counts_from_the_train_start() -> None:
+    full = 1082
+    # Behind two frames of another QP sent back to back: chosen after the train began.
+    assert _wire_wait_of_last([full] * 4, [0, 500, 588, 676], [0x12, 0x13, 0x13, 0x12]) == 176
+    # Behind its own QP's frame inside the train: chosen after that one began.
+    assert _wire_wait_of_last([full] * 4, [0, 88, 176, 264], [0x13, 0x12, 0x13, 0x12]) == 176
+    # A train longer than the lookback: no bound at all.
+    many = [full] * 20
+    ts = [88 * i for i in range(20)]
+    assert _wire_wait_of_last(many, ts, [0x13] * 19 + [0x12]) == NO_BOUND

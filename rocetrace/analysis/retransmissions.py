@@ -43,6 +43,7 @@ SR_COVERAGE = 0.5
 SMALL_FRAME = 256  # wire bytes: below this a resend is small (READ request, atomic, no payload)
 NONE_SEEN = np.iinfo(np.int64).max  # no answer seen (per path, in _reaction_ns)
 WIRE_LOOKBACK = 16  # frames searched back for a host's previous frames (_host_frames_before)
+NO_BOUND = 1 << 40  # ns: a wait with no known start (_wire_wait)
 TIMER_SILENCE_NS = 65_536  # a resend this long after the previous one: the ACK timer fired
 # The shortest ACK timeout is 8.192 us (4.096 us * 2^1); half of it leaves room for the NAK's
 # resends: a resend this soon after them was no timer restart.
@@ -245,20 +246,48 @@ def _host_frames_before(
 
 
 def _wire_wait(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
-    """Per frame index, how long (ns) it may have waited for the wire: the time since its
-    host's previous frame (within WIRE_LOOKBACK frames of the capture) when it went out
-    right behind it (it started when the wire came free, at `link_bps`, not when its
-    sender chose it; a sender choosing it before that frame started would have sent it
-    first), else 0. Where the capture sees its path's frames leave a store-and-forward hop
-    (_leaves_hop), the wait there counts too (_wait_behind_at_hop)."""
-    back, same = _host_frames_before(pp, idx)
-    prev = back[np.arange(len(idx)), np.argmax(same, axis=1)]
-    gap = pp.ts[idx] - pp.ts[prev]
-    behind = same.any(axis=1) & (gap <= wire_ns(pp.wire_len[prev], link_bps) + 1)
-    wait = np.where(behind, np.maximum(gap, 1), 0)
+    """Per frame index, how long (ns) it may have waited for the wire: it went out at the
+    end of a train of its host's frames sent back to back (within WIRE_LOOKBACK frames of
+    the capture), so it started when the wire came free, not when its sender chose it. The
+    sender chose it after the latest frame of its own QP in the train began (choosing it
+    sooner, the QP would have sent it first); with none, after the train began (the wire
+    was free before; another QP may have held it since); NO_BOUND when the train reaches
+    past the lookback. Where the capture sees the path's frames leave a store-and-forward
+    hop (_leaves_hop), the hop's wait counts too (_began_at_host). 0 when it was alone."""
+    back, ours = _host_frames_before(pp, idx)
     at_hop = _leaves_hop(pp, idx, link_bps)
-    wait[at_hop] = _wait_behind_at_hop(pp, idx[at_hop], link_bps)
-    return wait
+    ours &= ~at_hop[:, None] | (pp.dst[back] == pp.dst[idx][:, None])
+    order = np.argsort(~ours, axis=1, kind="stable")  # the host's frames first, nearest first
+    back, ours = np.take_along_axis(back, order, 1), np.take_along_axis(ours, order, 1)
+    ts = pp.ts[back] - pp.ts[idx][:, None]  # ns before the frame (exact in int64)
+    wire = np.asarray(wire_ns(pp.wire_len[back], link_bps), float)
+    own = np.asarray(wire_ns(pp.wire_len[idx], link_bps), float)
+    gap = np.column_stack([np.zeros(len(idx), np.int64), ts[:, :-1]]) - ts  # to the next
+    took = np.where(at_hop[:, None], np.column_stack([own, wire[:, :-1]]), wire)
+    train = np.logical_and.accumulate(ours & (gap >= 0) & (gap <= took + 1), axis=1)
+    mine = train & (pp.qp[back] == pp.qp[idx][:, None]) & (pp.dst[back] == pp.dst[idx][:, None])
+    last = train.sum(axis=1) - 1  # the train's first frame (its column; -1: no train)
+    anchor = np.where(mine.any(axis=1), np.argmax(mine, axis=1), np.maximum(last, 0))
+    rows = np.arange(len(idx))
+    began = np.where(at_hop, _began_at_host(ts, wire, train, anchor), ts[rows, anchor])
+    wait = np.ceil(-(began + np.where(at_hop, 2 * own, 0.0)))
+    wait = np.where(train[:, 0], np.maximum(wait, 1), 0).astype(np.int64)
+    unbounded = train[:, 0] & ~mine.any(axis=1) & train[rows, -1]
+    return np.where(unbounded, NO_BOUND, wait)
+
+
+def _began_at_host(
+    ts: np.ndarray, wire: np.ndarray, train: np.ndarray, anchor: np.ndarray
+) -> np.ndarray:
+    """Per row of a train of frames seen leaving a store-and-forward hop (`ts`: ns before
+    the frame after them, nearest first; `wire`: their wire times), how soon the frame in
+    column `anchor` may have begun at its host, shifted by the links: a train frame j
+    began no sooner than its hop exit less two wire times (in, out), and the frames after
+    it began one wire time after another."""
+    sent = np.cumsum(np.where(train, wire, 0.0), axis=1)
+    after = sent - sent[np.arange(len(ts)), anchor][:, None]  # wire times from j to anchor
+    beyond = train & (np.arange(ts.shape[1]) >= anchor[:, None])
+    return np.where(beyond, ts - 2 * wire + after, np.inf).min(axis=1)
 
 
 def _leaves_hop(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
@@ -274,31 +303,6 @@ def _leaves_hop(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
     width = int(max(pp.src.max(initial=0), pp.dst.max(initial=0))) + 1
     seen = np.unique(pp.src[i[sooner]] * width + pp.dst[i[sooner]])
     return np.isin(pp.src[idx] * width + pp.dst[idx], seen)
-
-
-def _wait_behind_at_hop(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
-    """Per frame index of a path the capture sees leave a store-and-forward hop, how long
-    (ns, rounded up) it may have waited behind its host's frames: the capture shows a train
-    of them leaving the hop back to back, each one wire time after the one before. A train
-    frame j started at its host no sooner than its hop exit less two wire times (in, out)
-    less the links; the frames after it started one wire time after another; so the last
-    one before this frame began at its host no sooner than the least of those times, and a
-    lone frame chosen then would have left the hop two of its own wire times later."""
-    back, ours = _host_frames_before(pp, idx)
-    ours &= pp.dst[back] == pp.dst[idx][:, None]
-    order = np.argsort(~ours, axis=1, kind="stable")  # the host's frames first, nearest first
-    back, ours = np.take_along_axis(back, order, 1), np.take_along_axis(ours, order, 1)
-    ts = pp.ts[back] - pp.ts[idx][:, None]  # ns before the frame (exact in int64)
-    wire = np.asarray(wire_ns(pp.wire_len[back], link_bps), float)
-    own = np.asarray(wire_ns(pp.wire_len[idx], link_bps), float)
-    after_ts = np.column_stack([np.zeros(len(idx), np.int64), ts[:, :-1]])  # the next one
-    after_wire = np.column_stack([own, wire[:, :-1]])
-    gap = after_ts - ts
-    train = np.logical_and.accumulate(ours & (gap <= after_wire + 1) & (gap >= 0), axis=1)
-    since = np.cumsum(np.where(train, wire, 0.0), axis=1) - wire[:, :1]
-    began = np.where(train, ts - 2 * wire + since, np.inf).min(axis=1)  # shifted by the links
-    wait = np.ceil(-(began + 2 * own))
-    return np.where(train[:, 0], np.maximum(wait, 1), 0).astype(np.int64)
 
 
 def _held_behind(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
@@ -489,45 +493,76 @@ def _episodes(
 
 def _assign_triggers(eps: pd.DataFrame, naks: pd.DataFrame, reaction: Reaction) -> pd.DataFrame:
     """The NAK / RNR NAK of the episode's start PSN when it is new (_start_naks), else the
-    latest NAK about the flow that its sender had by then (seen at least the reaction time
-    before) and got after the flow's previous episode began."""
+    latest NAK about the flow that its sender may have had by then (seen at least the
+    reaction's lower bound before) and got after the flow's previous episode began, and no
+    earlier episode took: a NAK triggers one episode (a selective repeat's tail may answer
+    the later of two NAKs, the go-back-N after it the earlier one)."""
     eps = eps.sort_values("ts_ns", kind="stable").reset_index(drop=True)
     flow, idx = eps["flow_id"].to_numpy(np.int64), eps["idx"].to_numpy(np.int64)
     lag = reaction.at(flow, idx)
-    known_ts = eps["ts_ns"] - lag
     known = naks[naks["flow_id"].notna()].copy()
     known["flow_id"] = known["flow_id"].astype(np.int64)
     known = known.rename(columns={"ts_ns": "nak_ts", "frame": "nak_frame", "psn": "nak_raw"})
     known = known.sort_values("nak_ts")[["flow_id", "nak_ts", "nak_frame", "nak_raw", "kind"]]
     known["nak_raw"] = known["nak_raw"].astype(np.int64)
     known["nak_ts_exact"] = known["nak_ts"].astype("Int64")  # float64 ns would lose 256 ns
-    own, own_new = _start_naks(eps, known, lag, reaction.at(flow, idx, least=True))
-    by_known = np.argsort(known_ts.to_numpy(), kind="stable")
-    latest = pd.merge_asof(
-        eps[["flow_id"]].assign(known_ts=known_ts).take(by_known),
-        known,
-        left_on="known_ts",
-        right_on="nak_ts",
-        by="flow_id",
-        direction="backward",
-    )
-    latest.index = by_known
-    eps = eps.join(latest.drop(columns=["flow_id", "known_ts"]))
-    for col in ("nak_ts", "nak_frame", "nak_raw", "kind", "nak_ts_exact"):
+    least = reaction.at(flow, idx, least=True)
+    own, own_new = _start_naks(eps, known, lag, least)
+    known_ts = eps["ts_ns"].to_numpy(np.int64) - least
+    eps = eps.join(_latest_naks(eps["flow_id"], known_ts, known))
+    for col in NAK_COLUMNS:
         eps[col] = eps[col].mask(own_new, own[col])
-    # Exact ns: as float64 two events 88 ns apart can compare equal.
-    prev_start = eps["ts_ns"].astype("Int64").groupby(eps["flow_id"]).shift(1)
-    after_prev = ~(eps["nak_ts_exact"] + lag <= prev_start)  # the sender had it since
-    fresh = (eps["nak_ts_exact"].notna() & after_prev).fillna(True).to_numpy(bool) | own_new
-    # A NAK triggers one episode: a later one with the same NAK resumes or timed out.
-    used = eps.loc[fresh & eps["nak_frame"].notna().to_numpy(), ["flow_id", "nak_frame"]]
-    fresh[used.index[used.duplicated()]] = False
+    fresh = _fresh(eps, lag) | own_new
+    taken = _taken_before(eps, fresh)
+    if taken.any():  # the latest unused NAK instead
+        spare = known[~known["nak_frame"].isin(eps.loc[fresh & ~taken, "nak_frame"])]
+        again = _latest_naks(eps["flow_id"][taken], known_ts[taken], spare).reindex(eps.index)
+        for col in NAK_COLUMNS:
+            eps[col] = eps[col].mask(taken, again[col])
+        fresh[taken] = _fresh(eps, lag)[taken]
+        fresh &= ~_taken_before(eps, fresh)
     eps["trigger"] = np.where(
         fresh, np.where(eps["kind"].astype(object) == "rnr", "rnr", "nak"), "timeout"
     )
     for col in ("nak_ts", "nak_frame", "nak_raw", "nak_ts_exact"):
         eps[col] = eps[col].where(fresh)
     return eps.drop(columns=["kind"])
+
+
+NAK_COLUMNS = ["nak_ts", "nak_frame", "nak_raw", "kind", "nak_ts_exact"]
+
+
+def _latest_naks(flow: pd.Series, known_ts: np.ndarray, known: pd.DataFrame) -> pd.DataFrame:
+    """Per episode (its `flow` id, index kept), the latest of the `known` NAKs of its flow
+    seen at or before `known_ts` (NAK_COLUMNS; null where none)."""
+    by_known = np.argsort(known_ts, kind="stable")
+    latest = pd.merge_asof(
+        pd.DataFrame({"flow_id": flow.to_numpy(), "known_ts": known_ts}).take(by_known),
+        known,
+        left_on="known_ts",
+        right_on="nak_ts",
+        by="flow_id",
+        direction="backward",
+    )
+    latest.index = flow.index[by_known]
+    return latest.sort_index()[NAK_COLUMNS]
+
+
+def _fresh(eps: pd.DataFrame, lag: np.ndarray) -> np.ndarray:
+    """Per episode (in time order), whether its NAK may have reached the sender (`lag`
+    after the capture saw it) after the flow's previous episode began (True for the first)."""
+    # Exact ns: as float64 two events 88 ns apart can compare equal.
+    prev_start = eps["ts_ns"].astype("Int64").groupby(eps["flow_id"]).shift(1)
+    after_prev = ~(eps["nak_ts_exact"] + lag <= prev_start)  # the sender had it since
+    return (eps["nak_ts_exact"].notna() & after_prev).fillna(True).to_numpy(bool)
+
+
+def _taken_before(eps: pd.DataFrame, fresh: np.ndarray) -> np.ndarray:
+    """Per episode (in time order), whether its NAK is `fresh` but an earlier one took it."""
+    used = eps.loc[fresh & eps["nak_frame"].notna().to_numpy(), ["flow_id", "nak_frame"]]
+    taken = np.zeros(len(eps), bool)
+    taken[used.index[used.duplicated()]] = True
+    return taken
 
 
 def _start_naks(
