@@ -689,6 +689,39 @@ def scenario_mix(draw: st.DrawFn) -> dict[str, Any]:
     },
     seed=9058,
 )
+@example(  # at the sender every resend of a SEND go-back-N is NAKed in turn; the last one
+    # (PSN 30) stops short of the WRITE PSNs sent before and new data follows, but an ACK of
+    # them all came in between: a go-back-N an ACK overtook stops there too (no mode shown)
+    mix={
+        "ops": ("send", "write", "send"),
+        "recovery": "selective-repeat",
+        "vantage": "sender",
+        "qps": 1,
+        "messages": 6,
+        "message_size": 8192,
+        "start_psn": 16777215,
+        "losses": (Loss(rate=0.013146825487669142),),
+        "max_packets": 3000,
+    },
+    seed=10291,
+)
+@example(  # at the receiver a go-back-N, cut by a selective repeat, resumes at 23 one frame
+    # time late (its resend of 22 lost on the way): the rest of the cut run, 1,916 ns after
+    # NAK 23, sooner than an idle answer (2,188 ns), so no answer to it; the next resend of
+    # 23 is (not a go-back-0 redo for NAK 28 of the same message)
+    mix={
+        "ops": ("write_imm", "send"),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 5,
+        "message_size": 8192,
+        "start_psn": 16777215,
+        "losses": (Loss(rate=0.03512452821629062),),
+        "max_packets": 3000,
+    },
+    seed=10734,
+)
 @example(  # READ responses lost at the requester: after a timeout re-issue, a second
     # re-issue inside the PSNs the first asked for (response 153 missing between 152 and 154)
     # answers that gap: a READ re-issue of its own, not the first one's go-back-N rest

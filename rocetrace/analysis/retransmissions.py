@@ -86,7 +86,7 @@ def _answers(
     that may resume a go-back-N cut by the episode before it (_resumes_cut_run) answers a
     NAK only when it came no sooner after it than the reaction's lower bound that the
     other answers show: a second pass."""
-    resumes = _resumes_cut_run(s, starts)
+    resumes = _resumes_cut_run(s, pp, starts, link_bps)
     answered = np.full(len(s), -1, np.int64)
     before = np.where(resumes, 0, s.idx[starts])  # first pass: resumes answer nothing
     answered[starts] = _answered_nak(s, pp, naks, starts, before)
@@ -100,14 +100,17 @@ def _answers(
     return answered, _reaction_ns(s, pp, answered, link_bps)
 
 
-def _resumes_cut_run(s: Stream, starts: np.ndarray) -> np.ndarray:
+def _resumes_cut_run(s: Stream, pp: Prepared, starts: np.ndarray, link_bps: float) -> np.ndarray:
     """Per episode start (stream rows, in stream order), whether it may be the rest of a
     go-back-N that the flow's previous episode cut: that episode came right after a resend
-    and this start, right after that episode, resends the PSN after that resend's."""
+    and this start, right after that episode, resends the PSN after that resend's, or as
+    many PSNs further as the hole before it on the sender's wire holds frames (resends
+    lost before the capture point, _unseen_frames)."""
     prev, same_flow = _previous_in_flow(s.flow[starts])
     cut = starts[prev] - 1  # the row before the previous episode (a resend is never first)
     out = same_flow & s.retransmitted[cut] & s.retransmitted[starts - 1]
-    return out & (s.ext[starts] == s.end[cut] + 1)
+    unseen = _unseen_frames(pp, s.idx[starts - 1], s.idx[starts], link_bps)
+    return out & (s.ext[starts] == s.end[cut] + 1 + np.maximum(unseen, 0))
 
 
 def _previous_in_flow(flow: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -621,7 +624,7 @@ def _last_acked_asof(eps: pd.DataFrame, progress: pd.DataFrame) -> np.ndarray:
     """_last_acked by a pandas as-of merge on timestamps (captures out of time order)."""
     table = progress.rename(columns={"ts_ns": "ack_ts"})[["flow_id", "ack_ts", "acked"]]
     merged = pd.merge_asof(
-        eps[["flow_id", "ts_ns"]].reset_index(),
+        eps[["flow_id", "ts_ns"]].reset_index().sort_values("ts_ns", kind="stable"),
         table,
         left_on="ts_ns",
         right_on="ack_ts",
@@ -692,13 +695,15 @@ def _modes(
     ep: np.ndarray,
     acked: np.ndarray,
     redone: np.ndarray | None = None,
+    acked_then: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """go-back-0: resent PSNs below the expected restart point (NAK PSN or first unacked),
     or a message redone whose FIRST the capture missed (`redone`, _redone_unseen);
     selective-repeat: at least half the PSNs of its range skipped, or one or two resends
-    that stopped short of what was sent before new data; go-back-n otherwise. Not certain
-    when the resends (one or two packets reaching the last PSN sent) are what either
-    policy would send."""
+    that stopped short of what was sent before new data, unless the sender knew all that
+    acknowledged by then (`acked_then`, per episode: raw PSN, -1 none; a go-back-N an ACK
+    overtook stops too); go-back-n otherwise. Not certain when the resends (one or two
+    packets reaching the last PSN sent) are what either policy would send."""
     expected = np.where(eps["nak_raw"].notna(), eps["nak_raw"].fillna(0), acked + 1)
     known = eps["nak_raw"].notna().to_numpy() | (acked >= 0)
     below = known & (psn_delta(eps["start_psn"].to_numpy(), expected.astype(np.int64)) < 0)
@@ -712,6 +717,9 @@ def _modes(
     # lost before the capture point).
     short = (eps["last_ext"] < eps["high"]).to_numpy() & next_is_new
     short &= (eps["packets"] <= 2).to_numpy()
+    if acked_then is not None:
+        high = eps["high"].to_numpy(np.int64) % PSN_MOD
+        short &= ~((acked_then >= 0) & (psn_delta(acked_then, high) >= 0))
     # Resent PSNs skipped inside the episode: selective repeat resends a few PSNs and the
     # window's last one; a go-back-N whose resends were lost again covers most of its range.
     coverage = eps["units"] / (eps["last_ext"] - eps["start_ext"] + 1)
@@ -784,7 +792,9 @@ def request_episodes(
     view = _requester_view(pp, model, s, eps, progress)
     flow, idx = eps["flow_id"].to_numpy(np.int64), eps["idx"].to_numpy(np.int64)
     acked = _last_acked(pp, flow, idx, view, reaction)
-    eps[["mode", "mode_certain", "alternative"]] = _modes(eps, s, ep, acked, redone)
+    following = s.idx[np.minimum(eps["last_row"].to_numpy() + 1, len(s) - 1)]
+    acked_then = _last_acked(pp, flow, following, view, reaction)  # when it sent on
+    eps[["mode", "mode_certain", "alternative"]] = _modes(eps, s, ep, acked, redone, acked_then)
     last_ts = pp.ts[s.idx[eps["last_row"].to_numpy()]]
     una = _first_unacked(eps["start_psn"].to_numpy(), acked)
     eps.loc[_resumed(eps, last_ts, una), "trigger"] = "unknown"
