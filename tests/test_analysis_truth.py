@@ -722,6 +722,24 @@ def scenario_mix(draw: st.DrawFn) -> dict[str, Any]:
     },
     seed=10734,
 )
+@example(  # at the receiver, two QPs, go-back-N: a NAK's answer went out behind a train of
+    # the other QP's frames with one lost on the way (a hole of exactly one frame time): the
+    # train runs on through the hole, so that answer bounds the reaction at nothing near its
+    # 2,692 ns, and a restart at 664026 2,276 ns after NAK 664025 is that NAK's go-back-N
+    # (its resend of 664025 lost too), not a rest with no trigger
+    mix={
+        "ops": ("send",),
+        "recovery": "go-back-n",
+        "vantage": "receiver",
+        "qps": 2,
+        "messages": 4,
+        "message_size": 8192,
+        "start_psn": None,
+        "losses": (Loss(rate=0.046781381344959946),),
+        "max_packets": 3000,
+    },
+    seed=12972,
+)
 @example(  # READ responses lost at the requester: after a timeout re-issue, a second
     # re-issue inside the PSNs the first asked for (response 153 missing between 152 and 154)
     # answers that gap: a READ re-issue of its own, not the first one's go-back-N rest

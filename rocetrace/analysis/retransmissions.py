@@ -251,7 +251,8 @@ def _host_frames_before(
 def _wire_wait(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
     """Per frame index, how long (ns) it may have waited for the wire: it went out at the
     end of a train of its host's frames sent back to back (within WIRE_LOOKBACK frames of
-    the capture), so it started when the wire came free, not when its sender chose it. The
+    the capture; a hole of whole frame times, frames lost before the capture point, does
+    not end it), so it started when the wire came free, not when its sender chose it. The
     sender chose it after the latest frame of its own QP in the train began (choosing it
     sooner, the QP would have sent it first); with none, after the train began (the wire
     was free before; another QP may have held it since); NO_BOUND when the train reaches
@@ -267,27 +268,38 @@ def _wire_wait(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
     own = np.asarray(wire_ns(pp.wire_len[idx], link_bps), float)
     gap = np.column_stack([np.zeros(len(idx), np.int64), ts[:, :-1]]) - ts  # to the next
     took = np.where(at_hop[:, None], np.column_stack([own, wire[:, :-1]]), wire)
-    train = np.logical_and.accumulate(ours & (gap >= 0) & (gap <= took + 1), axis=1)
+    unseen = _whole_frames(gap - took, took)  # frames lost before the capture point
+    back_to_back = (gap >= 0) & ((gap <= took + 1) | (unseen > 0))
+    train = np.logical_and.accumulate(ours & back_to_back, axis=1)
     mine = train & (pp.qp[back] == pp.qp[idx][:, None]) & (pp.dst[back] == pp.dst[idx][:, None])
     last = train.sum(axis=1) - 1  # the train's first frame (its column; -1: no train)
     anchor = np.where(mine.any(axis=1), np.argmax(mine, axis=1), np.maximum(last, 0))
     rows = np.arange(len(idx))
-    began = np.where(at_hop, _began_at_host(ts, wire, train, anchor), ts[rows, anchor])
+    sent = wire + np.where(gap > took + 1, np.maximum(unseen, 0) * took, 0.0)  # and unseen
+    began = np.where(at_hop, _began_at_host(ts, wire, sent, train, anchor), ts[rows, anchor])
     wait = np.ceil(-(began + np.where(at_hop, 2 * own, 0.0)))
     wait = np.where(train[:, 0], np.maximum(wait, 1), 0).astype(np.int64)
     unbounded = train[:, 0] & ~mine.any(axis=1) & train[rows, -1]
     return np.where(unbounded, NO_BOUND, wait)
 
 
+def _whole_frames(free: np.ndarray, frame: np.ndarray) -> np.ndarray:
+    """How many frames of `frame` ns fill a hole of `free` ns back to back (wire times
+    rounded down: up to 1 ns less each, 1 ns either way); -1 when not a whole number."""
+    count = np.maximum(np.round(free / frame), 0)
+    whole = (free >= count * (frame - 1) - 1) & (free <= count * frame + 1)
+    return np.where(whole, count, -1).astype(np.int64)
+
+
 def _began_at_host(
-    ts: np.ndarray, wire: np.ndarray, train: np.ndarray, anchor: np.ndarray
+    ts: np.ndarray, wire: np.ndarray, sent: np.ndarray, train: np.ndarray, anchor: np.ndarray
 ) -> np.ndarray:
     """Per row of a train of frames seen leaving a store-and-forward hop (`ts`: ns before
-    the frame after them, nearest first; `wire`: their wire times), how soon the frame in
-    column `anchor` may have begun at its host, shifted by the links: a train frame j
-    began no sooner than its hop exit less two wire times (in, out), and the frames after
-    it began one wire time after another."""
-    sent = np.cumsum(np.where(train, wire, 0.0), axis=1)
+    the frame after them, nearest first; `wire`: their wire times; `sent`: those plus the
+    unseen frames' after each), how soon the frame in column `anchor` may have begun at
+    its host, shifted by the links: a train frame j began no sooner than its hop exit less
+    two wire times (in, out), and the frames after it began one wire time after another."""
+    sent = np.cumsum(np.where(train, sent, 0.0), axis=1)
     after = sent - sent[np.arange(len(ts)), anchor][:, None]  # wire times from j to anchor
     beyond = train & (np.arange(ts.shape[1]) >= anchor[:, None])
     return np.where(beyond, ts - 2 * wire + after, np.inf).min(axis=1)
@@ -443,10 +455,8 @@ def _unseen_frames(
     other = np.where(ours & (back > before[:, None]), wire_ns(pp.wire_len[back], link_bps), 0.0)
     own = wire_ns(pp.wire_len[before], link_bps), wire_ns(pp.wire_len[idx], link_bps)
     free = pp.ts[idx] - pp.ts[before] - np.minimum(*own) - other.sum(axis=1)
-    frame = np.maximum(*own)
-    count = np.maximum(np.round(free / frame), 0)
-    whole = (free >= count * (frame - 1) - 1) & (free <= count * frame + 1)
-    return np.where(whole & (idx - before <= WIRE_LOOKBACK), count, -1).astype(np.int64)
+    count = _whole_frames(free, np.maximum(*own))
+    return np.where(idx - before <= WIRE_LOOKBACK, count, -1)
 
 
 def _episodes(
