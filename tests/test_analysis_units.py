@@ -10,7 +10,12 @@ from rocetrace.analysis.api import parse_link_speed
 from rocetrace.analysis.gaps import sorted_stream
 from rocetrace.analysis.pipeline import analyze_packets
 from rocetrace.analysis.prepared import prepare
-from rocetrace.analysis.retransmissions import NO_BOUND, _wire_wait, ack_timeout_estimate
+from rocetrace.analysis.retransmissions import (
+    NO_BOUND,
+    _paths_leaving_hop,
+    _wire_wait,
+    ack_timeout_estimate,
+)
 
 
 def run(rows: list[dict], step_ns: int = 1000):  # type: ignore[no-untyped-def]
@@ -206,7 +211,8 @@ def _wire_wait_of_last(sizes: list[int], ts: list[int], qps: list[int] | None = 
         for i, (size, t, qp) in enumerate(zip(sizes, ts, qps, strict=True))
     ]
     pp = prepare(packet_table(rows))
-    return int(_wire_wait(pp, np.array([len(rows) - 1]), 100e9)[0])
+    hop_paths = _paths_leaving_hop(pp, 100e9)
+    return int(_wire_wait(pp, np.array([len(rows) - 1]), 100e9, hop_paths)[0])
 
 
 def test_wire_wait_counts_a_hop_hold_where_the_capture_sees_frames_leave_the_hop() -> None:

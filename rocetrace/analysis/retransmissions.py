@@ -49,6 +49,7 @@ TIMER_SILENCE_NS = 65_536  # a resend this long after the previous one: the ACK 
 # resends: a resend this soon after them was no timer restart.
 NO_TIMER_YET_NS = 4_096
 ALTERNATIVES = ("selective-repeat", "go-back-0")  # what an uncertain episode may also be
+NAK_COLUMNS = ["nak_ts", "nak_frame", "nak_raw", "kind", "nak_ts_exact"]  # a trigger's NAK
 
 
 def episode_rows(
@@ -90,14 +91,15 @@ def _answers(
     answered = np.full(len(s), -1, np.int64)
     before = np.where(resumes, 0, s.idx[starts])  # first pass: resumes answer nothing
     answered[starts] = _answered_nak(s, pp, naks, starts, before)
-    reaction = _reaction_ns(s, pp, answered, link_bps)
+    hop_paths = _paths_leaving_hop(pp, link_bps)  # a capture-wide scan: once
+    reaction = _reaction_ns(s, pp, answered, link_bps, hop_paths)
     if not resumes.any():
         return answered, reaction
     at = s.idx[starts[resumes]]
     then = pp.ts[at] - reaction.at(s.flow[starts[resumes]], at, least=True)
     before[resumes] = np.searchsorted(pp.ts, then, "right") if pp.in_time_order else at
     answered[starts] = _answered_nak(s, pp, naks, starts, before)
-    return answered, _reaction_ns(s, pp, answered, link_bps)
+    return answered, _reaction_ns(s, pp, answered, link_bps, hop_paths)
 
 
 def _resumes_cut_run(s: Stream, pp: Prepared, starts: np.ndarray, link_bps: float) -> np.ndarray:
@@ -161,7 +163,9 @@ class Reaction:
         return (self.least if least else self.by_flow)[flow, size]
 
 
-def _reaction_ns(s: Stream, pp: Prepared, answered: np.ndarray, link_bps: float) -> Reaction:
+def _reaction_ns(
+    s: Stream, pp: Prepared, answered: np.ndarray, link_bps: float, hop_paths: np.ndarray
+) -> Reaction:
     """Per flow id and resend size, the shortest time seen from a NAK to the episode start
     that answers it (`answered`: per stream row, the NAK's frame index), over all flows
     between the same two hosts: how long a NAK takes, from the capture point, to turn into
@@ -172,7 +176,7 @@ def _reaction_ns(s: Stream, pp: Prepared, answered: np.ndarray, link_bps: float)
     TIMER_SILENCE_NS of its NAK: later is the ACK timer's). The lower bound (`least`,
     _least) comes from an answer that shows the reaction itself (an idle sender, a NAK no
     hop held), else from each answer less its NAK's hold at a store-and-forward hop
-    (_held_behind) and its wait for the wire (_wire_wait)."""
+    (_held_behind) and its wait for the wire (_wire_wait; `hop_paths`: _paths_leaving_hop)."""
     firsts = np.flatnonzero(s.first)
     path = np.full(int(s.flow.max(initial=-1)) + 1, -1, np.int64)
     at = s.idx[firsts]
@@ -183,7 +187,7 @@ def _reaction_ns(s: Stream, pp: Prepared, answered: np.ndarray, link_bps: float)
     full = pp.wire_len[s.idx[rows]] >= SMALL_FRAME
     n_paths = int(path.max(initial=-1)) + 1
     shortest = _shortest(path[s.flow[rows]], delay, full, n_paths)
-    wait = _wire_wait(pp, s.idx[rows], link_bps)
+    wait = _wire_wait(pp, s.idx[rows], link_bps, hop_paths)
     held = _held_behind(pp, answered[rows], link_bps)
     least = _least(path[s.flow[rows]], delay, full, wait, held, n_paths)
     return Reaction(_per_flow(path, shortest), _per_flow(path, least), pp.wire_len)
@@ -208,9 +212,8 @@ def _least(
     """Per path (n_paths, 2): the reaction's lower bound for small and full-size resends.
     An answer of an idle sender (no `wait` for the wire) to a NAK no hop `held` shows the
     reaction itself: where a size has one, its shortest answer is the bound. Else each
-    answer bounds it by its delay less its NAK's hold and its wait (the sender chose it
-    after the frame it waited behind began, or it would have sent it first). A size with
-    no answer takes the other's bound."""
+    answer bounds it by its delay less its NAK's hold and its wait (_wire_wait: since the
+    sender may have chosen it). A size with no answer takes the other's bound."""
     clean = (wait == 0) & (held == 0)
     bound = np.where(clean, delay, np.maximum(delay - held - wait + (wait > 0), 0))
     out = np.full((n_paths, 2), NONE_SEEN)
@@ -248,7 +251,7 @@ def _host_frames_before(
     return back, valid & (pp.src[back] == pp.src[idx][:, None])
 
 
-def _wire_wait(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
+def _wire_wait(pp: Prepared, idx: np.ndarray, link_bps: float, hop_paths: np.ndarray) -> np.ndarray:
     """Per frame index, how long (ns) it may have waited for the wire: it went out at the
     end of a train of its host's frames sent back to back (within WIRE_LOOKBACK frames of
     the capture; a hole of whole frame times, frames lost before the capture point, does
@@ -257,12 +260,15 @@ def _wire_wait(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
     sooner, the QP would have sent it first); with none, after the train began (the wire
     was free before; another QP may have held it since); NO_BOUND when the train reaches
     past the lookback. Where the capture sees the path's frames leave a store-and-forward
-    hop (_leaves_hop), the hop's wait counts too (_began_at_host). 0 when it was alone."""
+    hop (`hop_paths`, _paths_leaving_hop), the hop's wait counts too (_began_at_host). 0 when
+    it was alone."""
     back, ours = _host_frames_before(pp, idx)
-    at_hop = _leaves_hop(pp, idx, link_bps)
-    ours &= ~at_hop[:, None] | (pp.dst[back] == pp.dst[idx][:, None])
+    at_hop = np.isin(_path_codes(pp, idx), hop_paths)
+    same_dst = pp.dst[back] == pp.dst[idx][:, None]
+    ours &= ~at_hop[:, None] | same_dst
     order = np.argsort(~ours, axis=1, kind="stable")  # the host's frames first, nearest first
     back, ours = np.take_along_axis(back, order, 1), np.take_along_axis(ours, order, 1)
+    same_dst = np.take_along_axis(same_dst, order, 1)
     ts = pp.ts[back] - pp.ts[idx][:, None]  # ns before the frame (exact in int64)
     wire = np.asarray(wire_ns(pp.wire_len[back], link_bps), float)
     own = np.asarray(wire_ns(pp.wire_len[idx], link_bps), float)
@@ -271,7 +277,7 @@ def _wire_wait(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
     unseen = _whole_frames(gap - took, took)  # frames lost before the capture point
     back_to_back = (gap >= 0) & ((gap <= took + 1) | (unseen > 0))
     train = np.logical_and.accumulate(ours & back_to_back, axis=1)
-    mine = train & (pp.qp[back] == pp.qp[idx][:, None]) & (pp.dst[back] == pp.dst[idx][:, None])
+    mine = train & (pp.qp[back] == pp.qp[idx][:, None]) & same_dst
     last = train.sum(axis=1) - 1  # the train's first frame (its column; -1: no train)
     anchor = np.where(mine.any(axis=1), np.argmax(mine, axis=1), np.maximum(last, 0))
     rows = np.arange(len(idx))
@@ -305,19 +311,22 @@ def _began_at_host(
     return np.where(beyond, ts - 2 * wire + after, np.inf).min(axis=1)
 
 
-def _leaves_hop(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
-    """Per frame index, whether the capture marks its path's frames (same source and
-    destination) as they finish leaving a store-and-forward hop (at the receiver): some
-    frame of the path came less than the previous one's wire time after it, with nothing
-    between them in the capture. Where frames are seen as they start at their host or at
-    a hop's egress port, each waits for the one before it to finish."""
+def _paths_leaving_hop(pp: Prepared, link_bps: float) -> np.ndarray:
+    """The paths (source and destination, _path_codes) whose frames the capture marks as
+    they finish leaving a store-and-forward hop (at the receiver): some frame of the path
+    came less than the previous one's wire time after it, with nothing between them in
+    the capture. Where frames are seen as they start at their host or at a hop's egress
+    port, each waits for the one before it to finish."""
     i = np.flatnonzero(pp.src[1:] >= 0) + 1
     i = i[(pp.src[i] == pp.src[i - 1]) & (pp.dst[i] == pp.dst[i - 1])]
     gap = pp.ts[i] - pp.ts[i - 1]
     sooner = (gap >= 0) & (gap < wire_ns(pp.wire_len[i - 1], link_bps) - 1)
-    width = int(max(pp.src.max(initial=0), pp.dst.max(initial=0))) + 1
-    seen = np.unique(pp.src[i[sooner]] * width + pp.dst[i[sooner]])
-    return np.isin(pp.src[idx] * width + pp.dst[idx], seen)
+    return np.unique(_path_codes(pp, i[sooner]))
+
+
+def _path_codes(pp: Prepared, idx: np.ndarray) -> np.ndarray:
+    """Per frame index, one code for its (source, destination) pair (negative: not RoCE)."""
+    return pp.src[idx] * len(pp.ips) + pp.dst[idx]
 
 
 def _held_behind(pp: Prepared, idx: np.ndarray, link_bps: float) -> np.ndarray:
@@ -542,9 +551,6 @@ def _assign_triggers(eps: pd.DataFrame, naks: pd.DataFrame, reaction: Reaction) 
     return eps.drop(columns=["kind"])
 
 
-NAK_COLUMNS = ["nak_ts", "nak_frame", "nak_raw", "kind", "nak_ts_exact"]
-
-
 def _latest_naks(flow: pd.Series, known_ts: np.ndarray, known: pd.DataFrame) -> pd.DataFrame:
     """Per episode (its `flow` id, index kept), the latest of the `known` NAKs of its flow
     seen at or before `known_ts` (NAK_COLUMNS; null where none)."""
@@ -719,7 +725,7 @@ def _modes(
     below = known & (psn_delta(eps["start_psn"].to_numpy(), expected.astype(np.int64)) < 0)
     if redone is not None:
         below |= redone
-    nxt = np.minimum(eps["last_row"].to_numpy() + 1, max(len(s) - 1, 0))
+    nxt = _rows_after(eps, s)
     next_is_new = (nxt > eps["last_row"].to_numpy()) & (s.flow[nxt] == eps["flow_id"].to_numpy())
     next_is_new &= ep[nxt] < 0
     # Stopping short then sending new data shows selective repeat only for one or two
@@ -744,6 +750,11 @@ def _modes(
         {"mode": mode, "mode_certain": alternative == "", "alternative": alternative},
         index=eps.index,
     )
+
+
+def _rows_after(eps: pd.DataFrame, s: Stream) -> np.ndarray:
+    """Per episode, the stream row after its last one (the last row itself at the end)."""
+    return np.minimum(eps["last_row"].to_numpy() + 1, max(len(s) - 1, 0))
 
 
 def resolve_by_host(eps: pd.DataFrame, host: np.ndarray) -> pd.DataFrame:
@@ -802,8 +813,7 @@ def request_episodes(
     view = _requester_view(pp, model, s, eps, progress)
     flow, idx = eps["flow_id"].to_numpy(np.int64), eps["idx"].to_numpy(np.int64)
     acked = _last_acked(pp, flow, idx, view, reaction)
-    following = s.idx[np.minimum(eps["last_row"].to_numpy() + 1, len(s) - 1)]
-    acked_then = _last_acked(pp, flow, following, view, reaction)  # when it sent on
+    acked_then = _last_acked(pp, flow, s.idx[_rows_after(eps, s)], view, reaction)  # sent on
     eps[["mode", "mode_certain", "alternative"]] = _modes(eps, s, ep, acked, redone, acked_then)
     last_ts = pp.ts[s.idx[eps["last_row"].to_numpy()]]
     una = _first_unacked(eps["start_psn"].to_numpy(), acked)
