@@ -20,8 +20,8 @@ from typing import Any
 
 import pandas as pd
 
-from rocetrace.analysis.naks import NAK_KINDS
 from rocetrace.analysis.result import Analysis
+from rocetrace.analysis.sequence import NAK_KINDS
 from rocetrace.errors import CaptureNotFound, NotACapture, OutputError
 from rocetrace.reports.header import capture_mapping
 

@@ -81,13 +81,6 @@ def flow_keys(flows: pd.DataFrame) -> pd.Series:
     return pd.Series(keys, index=ints(flows["flow_id"]))
 
 
-@dataclass(frozen=True)
-class Verdict:
-    level: str  # "critical" | "warning" | "info" | "clean"
-    title: str
-    detail: str
-
-
 def sorted_findings(findings: pd.DataFrame) -> pd.DataFrame:
     """Findings most severe first, then earliest first."""
     if findings.empty:
@@ -96,20 +89,6 @@ def sorted_findings(findings: pd.DataFrame) -> pd.DataFrame:
     first = pd.to_numeric(findings["first_ts"], errors="coerce").fillna(np.inf)
     order = np.lexsort((first.to_numpy(), rank.to_numpy()))
     return findings.iloc[order].reset_index(drop=True)
-
-
-def verdict(findings: pd.DataFrame) -> Verdict:
-    """One line a reviewer reads first: the worst severity and how many findings of each."""
-    counts = findings["severity"].value_counts() if not findings.empty else pd.Series(dtype=int)
-    parts = [f"{int(counts[s])} {s}" for s in SEVERITY_RANK if s in counts]
-    detail = ", ".join(parts) if parts else "no findings"
-    if counts.get("critical", 0):
-        return Verdict("critical", "Problems found", detail)
-    if counts.get("warning", 0):
-        return Verdict("warning", "Warnings", detail)
-    if counts.get("info", 0):
-        return Verdict("info", "No problems, some notes", detail)
-    return Verdict("clean", "Clean: no problems found", detail)
 
 
 def data_flows(flows: pd.DataFrame, packets: pd.DataFrame) -> pd.DataFrame:

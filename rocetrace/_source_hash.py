@@ -20,7 +20,7 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
         "capture/_kernels.h",
         "capture/_buffers.h",
     ),
-    "rocetrace.analysis._streams": ("analysis/_streams.c", "capture/_buffers.h"),
+    "rocetrace.analysis._connection": ("analysis/_connection.c", "capture/_buffers.h"),
 }
 
 

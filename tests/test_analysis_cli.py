@@ -15,7 +15,7 @@ def test_json_on_stdout_and_fail_on(tmp_path: Path, capsys) -> None:  # type: ig
     generate("gbn-loss", capture, seed=1)
     assert main(["analyze", str(capture), "--json", "-"]) == ExitStatus.OK
     summary = json.loads(capsys.readouterr().out)
-    assert summary["schema"] == "rocetrace.summary/1"
+    assert summary["schema"] == "rocetrace.summary/2"
     assert (
         main(["analyze", str(capture), "--json", "-", "--fail-on", "warning"])
         == ExitStatus.FINDINGS

@@ -27,16 +27,28 @@ frames = st.lists(
 
 
 def rtt_reference(rows: list[dict]) -> list[int]:
-    """Per ACK, in capture order: ACK time minus the latest time at or before it of a request
-    with its PSN (none: no sample)."""
+    """Karn's rule, frame by frame in capture order: an ACK that acknowledges something new
+    times the request of its PSN when that PSN was sent once (and not after the ACK, by
+    the clock); an ACK of a PSN never sent, a repeated ACK or a resent PSN gives none."""
+    sent: dict[int, list[int]] = {}  # PSN -> [copies, time of the first]
+    high = acked = None
     rtts = []
     for r in rows:
-        if r["dst_ip"] != A:
+        psn, ts = r["psn"], r["ts_ns"]
+        if r["dst_ip"] == B:
+            if psn in sent:
+                sent[psn][0] += 1
+            else:
+                sent[psn] = [1, ts]
+            high = psn if high is None else max(high, psn)
             continue
-        sent = [q["ts_ns"] for q in rows if q["dst_ip"] == B and q["psn"] == r["psn"]]
-        earlier = [t for t in sent if t <= r["ts_ns"]]
-        if earlier:
-            rtts.append(r["ts_ns"] - max(earlier))
+        if high is not None and psn > high:
+            continue
+        if acked is None or psn > acked:
+            copies, first = sent.get(psn, [0, 0])
+            if copies == 1 and first <= ts:
+                rtts.append(ts - first)
+            acked = psn
     return rtts
 
 

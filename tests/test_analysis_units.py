@@ -7,15 +7,8 @@ import pytest
 from analysis_builder import A, B, ack, at, cnp, nak, packet_table, req, rnr
 
 from rocetrace.analysis.api import parse_link_speed
-from rocetrace.analysis.gaps import sorted_stream
+from rocetrace.analysis.episodes import ack_timeout_estimate
 from rocetrace.analysis.pipeline import analyze_packets
-from rocetrace.analysis.prepared import prepare
-from rocetrace.analysis.retransmissions import (
-    NO_BOUND,
-    _paths_leaving_hop,
-    _wire_wait,
-    ack_timeout_estimate,
-)
 
 
 def run(rows: list[dict], step_ns: int = 1000):  # type: ignore[no-untyped-def]
@@ -27,10 +20,10 @@ def flow(a, src: str = A):  # type: ignore[no-untyped-def]
 
 
 def test_unwrap_and_running_max_cross_the_psn_wrap() -> None:
-    psn = np.array([0xFFFFFE, 0xFFFFFF, 0, 1, 0xFFFFFF, 2])
-    s = sorted_stream(np.arange(6), np.zeros(6, np.int64), psn, None)
-    assert s.ext.tolist() == [0xFFFFFE, 0xFFFFFF, 1 << 24, (1 << 24) + 1, 0xFFFFFF, (1 << 24) + 2]
-    assert s.high_before[4] == (1 << 24) + 1 and s.retransmitted.tolist()[4]
+    """PSNs are 24-bit: 0xFFFFFF after 1 goes back (a resend), 2 after it is new data."""
+    a = run([req(p) for p in (0xFFFFFE, 0xFFFFFF, 0, 1, 0xFFFFFF, 2)])
+    assert a.packets["retransmitted"].tolist() == [False, False, False, False, True, False]
+    assert (flow(a)["psn_gaps"], flow(a)["retransmitted_packets"]) == (0, 1)
 
 
 def test_clean_flow_across_wrap_with_coalesced_ack() -> None:
@@ -184,7 +177,7 @@ def test_capture_drop_gap_is_not_a_loss() -> None:
 
 def test_summary_contract_keys_and_json_types() -> None:
     s = run([req(0), ack(0)]).summary()
-    assert s["schema"] == "rocetrace.summary/1"
+    assert s["schema"] == "rocetrace.summary/2"
     assert {"capture", "flows", "retransmissions", "pfc", "findings"} <= set(s)
     f = s["flows"][0]
     keys = {"src_ip", "dst_ip", "dest_qp", "peer_qp", "role", "packets", "bytes", "first_psn",
@@ -199,39 +192,3 @@ def test_ack_timeout_estimate_and_link_speed() -> None:
     assert parse_link_speed("100G") == 100e9 and parse_link_speed("25Gb/s") == 25e9
     with pytest.raises(ValueError):
         parse_link_speed("fast")
-
-
-def _wire_wait_of_last(sizes: list[int], ts: list[int], qps: list[int] | None = None) -> int:
-    """The wire wait (ns) of the last of frames from A to B of wire `sizes` (bytes: full-size
-    writes, small READ requests) captured at `ts` (ns), to QPs `qps` (default: one QP), at
-    100 Gb/s."""
-    qps = qps or [0x12] * len(sizes)
-    rows = [
-        req(i, "WRITE_MIDDLE" if size > 100 else "READ_REQUEST", wire_len=size, ts_ns=t, qp=qp)
-        for i, (size, t, qp) in enumerate(zip(sizes, ts, qps, strict=True))
-    ]
-    pp = prepare(packet_table(rows))
-    hop_paths = _paths_leaving_hop(pp, 100e9)
-    return int(_wire_wait(pp, np.array([len(rows) - 1]), 100e9, hop_paths)[0])
-
-
-def test_wire_wait_counts_a_hop_hold_where_the_capture_sees_frames_leave_the_hop() -> None:
-    full, small = 1082, 74  # 88.5 and 7.8 ns at 100 Gb/s, with preamble and gap
-    # Frame starts at the sender: each frame went out right behind the one before.
-    assert _wire_wait_of_last([full, small, small], [0, 88, 96]) == 8
-    assert _wire_wait_of_last([full, full, small], [0, 88, 176]) == 88
-    # Frame ends behind a switch (a small frame 7 ns after a full one: less than the full
-    # one's wire time): the last READ request may have left its host 87 ns before it shows.
-    assert _wire_wait_of_last([full, small, small], [0, 7, 14]) == 87
-
-
-def test_wire_wait_behind_another_qp_counts_from_the_train_start() -> None:
-    full = 1082
-    # Behind two frames of another QP sent back to back: chosen after the train began.
-    assert _wire_wait_of_last([full] * 4, [0, 500, 588, 676], [0x12, 0x13, 0x13, 0x12]) == 176
-    # Behind its own QP's frame inside the train: chosen after that one began.
-    assert _wire_wait_of_last([full] * 4, [0, 88, 176, 264], [0x13, 0x12, 0x13, 0x12]) == 176
-    # A train longer than the lookback: no bound at all.
-    many = [full] * 20
-    ts = [88 * i for i in range(20)]
-    assert _wire_wait_of_last(many, ts, [0x13] * 19 + [0x12]) == NO_BOUND

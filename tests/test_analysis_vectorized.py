@@ -3,16 +3,12 @@ paths only taken by captures whose timestamps go backwards or repeat."""
 
 from __future__ import annotations
 
-import bisect
-
 import numpy as np
 from analysis_builder import A, B, ack, at, packet_table, req
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rocetrace.analysis import native
 from rocetrace.analysis.flows import majority
-from rocetrace.analysis.gaps import sorted_stream
 from rocetrace.analysis.order import counts_by, flow_order, rank_in_group, stable_order
 from rocetrace.analysis.pairing import dense_ids
 from rocetrace.analysis.pipeline import analyze_packets
@@ -75,89 +71,38 @@ def test_dense_ids_number_tuples_in_sorted_order() -> None:
     assert ids.tolist() == [2, 1, 2, 0]
 
 
-def test_unwrap_accepts_unsigned_psns() -> None:
-    psn = np.array([0xFFFFFF, 0, 1], np.uint32)
-    s = sorted_stream(np.arange(3), np.zeros(3, np.int64), psn, None)
-    assert s.ext.tolist() == [0xFFFFFF, 1 << 24, (1 << 24) + 1]
-
-
-def stream_reference(flow: list[int], psn: list[int], span: list[int]) -> dict[str, list]:
-    """A PSN stream row by row, as the summary defines it: unwrap each PSN next to the
-    previous one of its flow, then resent = not beyond the highest PSN occupied before."""
-    out: dict[str, list] = {k: [] for k in ("ext", "end", "high", "resent", "gap")}
-    for i, f in enumerate(flow):
-        first = i == 0 or flow[i - 1] != f
-        if first:
-            ext, high = psn[i], None
-        else:
-            ext += (psn[i] - psn[i - 1] + (1 << 23)) % (1 << 24) - (1 << 23)
+def stream_reference(psn: list[int], span: list[int]) -> dict[str, list]:
+    """A request stream row by row, as the summary defines it: unwrap each PSN next to the
+    previous one, then resent = not beyond the highest PSN occupied before, gap = PSNs
+    skipped just before it."""
+    out: dict[str, list] = {"resent": [], "gap": []}
+    high = None
+    ext = 0
+    for i, p in enumerate(psn):
+        ext = p if i == 0 else ext + (p - psn[i - 1] + (1 << 23)) % (1 << 24) - (1 << 23)
         end = ext + span[i] - 1
-        out["ext"].append(ext)
-        out["end"].append(end)
-        out["high"].append(high)
         out["resent"].append(high is not None and ext <= high)
         out["gap"].append(0 if high is None else max(ext - high - 1, 0))
         high = end if high is None else max(high, end)
     return out
 
 
-rows = st.lists(
-    st.tuples(st.integers(0, 3), st.integers(0, (1 << 24) - 1), st.integers(1, 40)),
-    min_size=1,
-    max_size=80,
-)
-
-
-@given(rows, st.booleans())
-def test_psn_stream_scan_matches_a_row_by_row_reference(data: list, spans: bool) -> None:
-    data.sort(key=lambda r: r[0])  # sorted by flow, capture order kept within it
-    flow, psn, span = (list(c) for c in zip(*data, strict=True))
-    span = span if spans else [1] * len(data)
-    s = sorted_stream(
-        np.arange(len(data)), np.array(flow), np.array(psn), np.array(span) if spans else None
-    )
-    want = stream_reference(flow, psn, span)
-    firsts = [h is None for h in want["high"]]
-    assert s.first.tolist() == firsts
-    assert s.ext.tolist() == want["ext"] and s.end.tolist() == want["end"]
-    assert [h for h, f in zip(s.high_before.tolist(), firsts, strict=True) if not f] == [
-        h for h in want["high"] if h is not None
-    ]
-    assert s.retransmitted.tolist() == want["resent"] and s.gap.tolist() == want["gap"]
-
-
-def read_gaps_reference(reads: list, rows: list) -> list[int]:
-    """Row by row: the READ with the last key at or before the row's (never before its
-    flow's first READ); PSNs skipped since that READ's highest offset so far."""
-    keys = [k for k, _, _ in reads]
-    high: dict[int, int] = {}
-    out = []
-    for needle, ext, first_read in rows:
-        at = max(bisect.bisect_right(keys, needle) - 1, first_read)
-        offset = ext - reads[at][1]
-        if offset < 0 or ext > reads[at][2]:
-            out.append(0)
-            continue
-        out.append(max(offset - high.get(at, -1) - 1, 0))
-        high[at] = max(high.get(at, -1), offset)
-    return out
-
-
+@settings(max_examples=60, deadline=None)
 @given(
-    st.lists(st.tuples(st.integers(0, 2), st.integers(0, 30), st.integers(1, 8)), min_size=1),
-    st.lists(st.tuples(st.integers(0, 2), st.integers(-2, 40)), min_size=5, max_size=120),
+    st.lists(st.tuples(st.integers(0, (1 << 24) - 1), st.integers(1, 8)), min_size=1, max_size=40),
+    st.booleans(),
 )
-def test_read_gaps_match_a_row_by_row_reference(reads: list, responses: list) -> None:
-    big = 1 << 42
-    table = sorted({(f * big + start, start, start + span - 1) for f, start, span in reads})
-    flows = [k // big for k, _, _ in table]
-    rows = [(f * big + e, e, flows.index(f)) for f, e in responses if f in flows]
-    if not rows:
-        return
-    cols = [np.array(c, np.int64) for c in zip(*table, strict=True)]
-    needle, ext, first = (np.array(c, np.int64) for c in zip(*rows, strict=True))
-    got = native.read_gaps(*cols, needle, ext, first)
-    assert got.tolist() == read_gaps_reference(table, rows)
+def test_request_stream_matches_a_row_by_row_reference(data: list, reads: bool) -> None:
+    """The state machine's resends and gaps on one flow of SENDs, or of READs spanning
+    several response PSNs (10 us apart: no late original, no reordering)."""
+    psn = [p for p, _ in data]
+    span = [n if reads else 1 for _, n in data]
+    op = "READ_REQUEST" if reads else "SEND_ONLY"
+    rows = [req(p, op, reth_dma_length=n * 1024) for p, n in zip(psn, span, strict=True)]
+    a = analyze_packets(packet_table(at(rows, step_ns=10_000)))
+    want = stream_reference(psn, span)
+    assert a.packets["retransmitted"].tolist() == want["resent"]
+    assert int(a.flows["psn_gaps"].sum()) == sum(want["gap"])
 
 
 @settings(max_examples=30, deadline=None)

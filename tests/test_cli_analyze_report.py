@@ -41,7 +41,7 @@ def test_json_alone_writes_no_report(
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(cli, ["analyze", str(gbn_capture), "--json", "s.json"])
     assert result.exit_code == 0, result.output
-    assert json.loads(Path("s.json").read_text())["schema"] == "rocetrace.summary/1"
+    assert json.loads(Path("s.json").read_text())["schema"] == "rocetrace.summary/2"
     assert not list(Path().glob("*.html"))
 
 

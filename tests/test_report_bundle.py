@@ -58,7 +58,7 @@ def test_report_from_bundle_has_the_same_figures(analysis: Analysis, bundle: Pat
 
 def test_report_from_a_json_summary_has_findings_and_tables(tmp_path: Path) -> None:
     summary = {
-        "schema": "rocetrace.summary/1",
+        "schema": "rocetrace.summary/2",
         "capture": {"packets": 10, "first_ts": 1.0, "last_ts": 2.0, "incomplete_tail": True},
         "flows": [
             {

@@ -132,14 +132,14 @@ def test_empty_analysis_renders(analysis: Analysis) -> None:
         capture=analysis.capture,
     )
     html = render_html(empty)
-    assert "Clean: no problems found" in html
+    assert "Clean: no loss, no retransmission, no congestion signal" in html
     assert 'type="application/json"' not in html
 
 
 def test_terminal_summary_lists_verdict_findings_counts_and_path(analysis: Analysis) -> None:
     text = terminal_summary(analysis, report_path="x.html")
     lines = text.splitlines()
-    assert lines[0].startswith("Problems found")
+    assert lines[0].startswith("2 retransmission episodes")
     assert "CRITICAL pfc_storm" in lines[1]
     assert lines[-1] == "Report: x.html"
     assert f"{len(analysis.packets):,} frames" in text

@@ -35,6 +35,7 @@ class Tables:
     bad_icrc_frames: list[int]
     capture: dict[str, Any]
     capture_gaps: Any = field(default_factory=pd.DataFrame)
+    anomalies: Any = field(default_factory=pd.DataFrame)
 
 
 def flow_key(row: Any) -> str:
@@ -255,9 +256,38 @@ def _capture_gaps(t: Tables) -> Iterator[dict]:
         )
 
 
+# Named anomalies (anomalies.py): severity, and how a finding sums up several of one flow.
+_ANOMALY_SEVERITY = {
+    "psn_reuse": "critical",
+    "ack_unsent_psn": "warning",
+    "stall": "critical",
+    "qp_reuse": "info",
+    "reordering": "info",
+}
+
+
+def _anomaly_rules(t: Tables) -> Iterator[dict]:
+    """One finding per (anomaly, flow): the first one's message, how many, their frames."""
+    df = t.anomalies
+    if df is None or len(df) == 0:
+        return
+    flows = _by_flow_id(t.flows)
+    for (code, fid), g in df.groupby(["code", "flow_id"], sort=False):
+        message = str(g["message"].iloc[0])
+        if len(g) > 1:
+            message = f"{len(g)} times; first: {message}"
+        frames = [f for fs in g["frames"] for f in fs]
+        flow = flows.loc[int(fid)] if int(fid) in flows.index else None
+        yield _row(_ANOMALY_SEVERITY.get(str(code), "warning"), str(code), message, flow,
+                   g["ts_ns"].min(), frames)  # fmt: skip
+
+
 def build_findings(t: Tables) -> pd.DataFrame:
     """All findings, most severe first, then by time."""
-    rows = [*_episode_rules(t), *_nak_rules(t), *_ecn_rules(t), *_fabric_rules(t)]
+    rows = [
+        *_episode_rules(t), *_nak_rules(t), *_ecn_rules(t), *_fabric_rules(t),
+        *_anomaly_rules(t),
+    ]  # fmt: skip
     if not rows:  # a clean capture: nothing to rank (the sort costs ~2 ms of pandas)
         return empty_frame(dict.fromkeys(FINDING_COLUMNS, object))
     df = pd.DataFrame(rows, columns=FINDING_COLUMNS)

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from rocetrace.analysis import flows
-from rocetrace.analysis import retransmissions as rtx
+from rocetrace.analysis.episodes import ack_timeout_estimate
 from rocetrace.analysis.prepared import REQUEST, TRANSPORTS, Prepared
 
 
@@ -44,7 +44,7 @@ def timeouts(eps: pd.DataFrame, n: int) -> pd.DataFrame:
     seconds = np.full(n, np.nan)
     if len(t):
         delay = t.groupby(fid)["delay_s"].median()
-        est = [rtx.ack_timeout_estimate(d) for d in delay]  # one per flow
+        est = [ack_timeout_estimate(d) for d in delay]  # one per flow
         at = delay.index.to_numpy(np.int64)
         exp[at] = [k for k, _ in est]
         seconds[at] = [s for _, s in est]
@@ -78,11 +78,17 @@ def _per_flow(pp: Prepared, model: flows.FlowModel) -> dict[str, Any]:
         ts = pp.ts[order.rows]
         ts_first = np.minimum.reduceat(ts, order.bounds[:-1])
         ts_last = np.maximum.reduceat(ts, order.bounds[:-1])
+    first_psn, last_psn = pp.psn[first], pp.psn[last]
+    both = np.flatnonzero((model.kinds[:, REQUEST] > 0) & (model.kinds[:, REQUEST] < np.diff(order.bounds)))
+    if len(both):  # both ends post requests on this QP pair: the PSNs of its own requests
+        rows, flow = order.select(pp.kind == REQUEST)
+        bounds = np.searchsorted(flow, both), np.searchsorted(flow, both, "right") - 1
+        first_psn[both], last_psn[both] = pp.psn[rows[bounds[0]]], pp.psn[rows[bounds[1]]]
     return {
         "packets": np.diff(order.bounds),
         "bytes": _bytes(pp, model.flow_id, n),
-        "first_psn": pp.psn[first],
-        "last_psn": pp.psn[last],
+        "first_psn": first_psn,
+        "last_psn": last_psn,
         "first": ts_first,
         "last": ts_last,
     }

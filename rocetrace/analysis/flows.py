@@ -51,6 +51,7 @@ class FlowModel:
     sport: np.ndarray  # per flow: its usual UDP source port, -1 unknown
     kinds: np.ndarray  # per flow: frames of each kind (prepared.py), shape (flows, kinds)
     ecn: np.ndarray  # per flow: frames with ECN 0..3, shape (flows, 4)
+    priority: np.ndarray  # per flow: 802.1p priority (VLAN PCP, else DSCP / 8), -1 unknown
 
     def __len__(self) -> int:
         return len(self.src)
@@ -82,6 +83,49 @@ def assign_flows(pp: Prepared) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.n
     keys = np.asarray(keys, np.int64)
     flow_id = flow_id.astype(np.int64, copy=False)
     return flow_id, keys >> 44, (keys >> 24) & 0xFFFFF, keys & 0xFFFFFF
+
+
+def split_by_connection(
+    pp: Prepared, flow_id: np.ndarray, keys: np.ndarray, conns: pd.DataFrame | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """A QP number reused by a new connection (a new CM REQ/REP, a new starting PSN) starts
+    a new flow: frames of a flow key that several CM connections name go to the flow of
+    the latest connection made at or before them. Returns (flow_id, key per flow)."""
+    if conns is None or len(conns) < 2 or len(keys) == 0:
+        return flow_id, keys
+    legs = pairing._cm_legs(conns, pp.ips)
+    if legs.empty:
+        return flow_id, keys
+    leg_key = pairing.flow_keys(*(legs[c].to_numpy(np.int64) for c in ("src", "dst", "qp")))
+    reused, counts = np.unique(leg_key, return_counts=True)
+    reused = reused[counts > 1]
+    rows = np.flatnonzero((flow_id >= 0) & np.isin(keys[np.maximum(flow_id, 0)], reused))
+    if len(rows) == 0:
+        return flow_id, keys
+    connect = legs["connect"].to_numpy(np.int64)
+    order = np.lexsort((connect, leg_key))
+    made = _legs_made_by(leg_key[order], connect[order], keys[flow_id[rows]], pp.ts[rows])
+    epoch = np.zeros(len(flow_id), np.int64)
+    epoch[rows] = np.maximum(made, 1) - 1  # frames before the first connection: its flow
+    code = np.where(flow_id >= 0, flow_id * 64 + np.minimum(epoch, 63), -1)
+    new_id, uniques = pd.factorize(code[flow_id >= 0])
+    out = np.full(len(flow_id), -1, np.int64)
+    out[flow_id >= 0] = new_id
+    return out, keys[np.asarray(uniques, np.int64) // 64]
+
+
+def _legs_made_by(
+    leg_key: np.ndarray, connect: np.ndarray, key: np.ndarray, ts: np.ndarray
+) -> np.ndarray:
+    """Per (key, ts): how many connections of that key were made at or before ts (legs
+    sorted by key, then connect time)."""
+    lo = np.searchsorted(leg_key, key, "left")
+    hi = np.searchsorted(leg_key, key, "right")
+    out = np.zeros(len(key), np.int64)
+    for k in np.unique(key):
+        at = key == k
+        out[at] = np.searchsorted(connect[lo[at][0] : hi[at][0]], ts[at], "right")
+    return out
 
 
 def majority(flow_id: np.ndarray, order: FlowOrder, values: np.ndarray) -> np.ndarray:
@@ -211,6 +255,9 @@ def build_flow_model(pp: Prepared, conns: pd.DataFrame | None = None) -> FlowMod
     more CPU (its temporaries page-faulted in the helper's malloc arena), not less wall time.
     """
     flow_id, src, dst, qp = assign_flows(pp)
+    keys = pairing.flow_keys(src, dst, qp)
+    flow_id, keys = split_by_connection(pp, flow_id, keys, conns)
+    src, dst, qp = keys >> 44, (keys >> 24) & 0xFFFFF, keys & 0xFFFFFF
     n = len(src)
     order = flow_order(flow_id, n)
     transport, mtu, kinds, ecn = _counters(pp, flow_id, order)
@@ -234,8 +281,17 @@ def build_flow_model(pp: Prepared, conns: pd.DataFrame | None = None) -> FlowMod
     peer_qp[transport == UC] = -1  # UC sends no responses: no QP receives them
     mtu[has_pair] = np.maximum(mtu[has_pair], mtu[pair[has_pair]])
     return FlowModel(
-        flow_id, src, dst, qp, pair, peer_qp, paired_by, transport, mtu, order, sport, kinds, ecn
-    )
+        flow_id, src, dst, qp, pair, peer_qp, paired_by, transport, mtu, order, sport, kinds, ecn,
+        _priorities(pp, flow_id, order),
+    )  # fmt: skip
+
+
+def _priorities(pp: Prepared, flow_id: np.ndarray, order: FlowOrder) -> np.ndarray:
+    """Per flow, the priority PFC pauses it by: its VLAN PCP when tagged, else its DSCP's
+    class selector (DSCP / 8: the usual DSCP-to-priority map of PFC in DSCP trust mode)."""
+    pcp = majority(flow_id, order, pp.pcp)
+    dscp = majority(flow_id, order, pp.dscp)
+    return np.where(pcp >= 0, pcp, np.where(dscp >= 0, dscp >> 3, -1))
 
 
 def read_spans(pp: Prepared, model: FlowModel) -> np.ndarray:

@@ -124,3 +124,58 @@ def pfc_summary(table: pd.DataFrame, packets: pd.DataFrame) -> dict:
         "resume_frames": int((~per_frame).sum()),
         "by_priority": by_priority,
     }
+
+
+class PauseWindows:
+    """When each priority was paused, per the capture's PFC frames: each pause frame holds
+    its priority from its timestamp for its quanta or until the sender's next frame for
+    that priority. A paused requester is silent without any timer firing, so the time a
+    flow's priority spent paused is taken off its silences (episodes.py)."""
+
+    def __init__(self, table: pd.DataFrame) -> None:
+        self._windows: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        if table.empty:
+            return
+        t = _held(table)
+        paused = t[t["pause"].to_numpy(bool) & (t["held_ns"].to_numpy(float) > 0)]
+        for p, g in paused.groupby("priority"):
+            start = g["ts_ns"].to_numpy(np.int64)
+            end = start + g["held_ns"].to_numpy(float).astype(np.int64)
+            self._windows[int(p)] = _merged(start, end)
+
+    def __bool__(self) -> bool:
+        return bool(self._windows)
+
+    def overlap(self, priority: np.ndarray, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
+        """Per (priority, t0, t1): ns of [t0, t1) during which that priority was paused;
+        a priority of -1 (unknown) counts a pause of any priority."""
+        out = np.zeros(len(t0), np.int64)
+        for p, (start, end) in self._windows.items():
+            mine = (priority == p) | (priority < 0)
+            if mine.any():
+                at = np.flatnonzero(mine)
+                out[at] = np.maximum(out[at], _covered(start, end, t0[at], t1[at]))
+        return out
+
+
+def _merged(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Disjoint, sorted intervals covering the union of [start, end)."""
+    order = np.argsort(start, kind="stable")
+    start, end = start[order], np.maximum.accumulate(end[order])
+    new = np.ones(len(start), bool)
+    new[1:] = start[1:] > end[:-1]
+    groups = np.cumsum(new) - 1
+    return start[new], np.maximum.reduceat(end, np.flatnonzero(new)) if len(groups) else end
+
+
+def _covered(start: np.ndarray, end: np.ndarray, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
+    """Per query, how much of [t0, t1) the disjoint sorted intervals cover."""
+    before = np.concatenate(([0], np.cumsum(end - start)))
+
+    def paused_until(t: np.ndarray) -> np.ndarray:
+        k = np.searchsorted(start, t, side="right")  # intervals starting at or before t
+        inside = np.clip(t - start[np.maximum(k - 1, 0)], 0, None)
+        last = np.minimum(inside, (end - start)[np.maximum(k - 1, 0)])
+        return before[np.maximum(k - 1, 0)] + np.where(k > 0, last, 0)
+
+    return np.maximum(paused_until(np.maximum(t1, t0)) - paused_until(t0), 0)

@@ -12,63 +12,45 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from rocetrace.analysis import cm, congestion, findings, flows, gaps, naks, pfc, qos, reads, rtt
-from rocetrace.analysis import retransmissions as rtx
-from rocetrace.analysis.flow_table import flows_table, timeouts
-from rocetrace.analysis.frames import empty_frame
-from rocetrace.analysis.prepared import (
-    PSN_MOD,
-    ROCE_ENCAPS,
-    Prepared,
-    category_in,
-    prepare,
+from rocetrace.analysis import (
+    anomalies,
+    cm,
+    congestion,
+    connection,
+    episodes,
+    findings,
+    flows,
+    pfc,
+    qos,
+    sequence,
+    tolerances,
 )
+from rocetrace.analysis.flow_table import flows_table, timeouts
+from rocetrace.analysis.prepared import ROCE_ENCAPS, Prepared, category_in, prepare
 from rocetrace.analysis.result import Analysis
 
 Progress = Callable[[str], None]
 
 
-def _stream_counts(s: gaps.Stream, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per flow: retransmitted packets and skipped PSNs; only the few nonzero rows are
-    counted (a weighted bincount over every frame costs ~3 ms per stream)."""
-    retx = np.bincount(s.flow[np.flatnonzero(s.retransmitted)], minlength=n)
-    gapped = np.flatnonzero(s.gap)
-    gap = np.bincount(s.flow[gapped], weights=s.gap[gapped], minlength=n).astype(np.int64)
-    return retx, gap
-
-
-def _capture_gaps(pp: Prepared, s: gaps.Stream) -> pd.DataFrame:
-    """Gaps whose skipped PSNs never show up in the flow: likely capture drops. Nothing
-    before a gap can hold its PSNs (they were beyond the highest), so any later copy is
-    found by counting the flow's PSNs inside the gap."""
-    j = np.flatnonzero(s.gap > 0)
-    if len(j) == 0:
-        return empty_frame(dict.fromkeys(["flow_id", "ts_ns", "frame", "psns"], object))
-    starts = s.first
-    gidx = np.cumsum(starts) - 1
-    low = np.minimum.reduceat(s.ext, np.flatnonzero(starts))[gidx]
-    key = np.sort(s.ext - low + gidx * gaps.BIG)
-    lo, hi = s.high_before[j] + 1, s.ext[j] - 1
-    base = gidx[j] * gaps.BIG - low[j]
-    seen = np.searchsorted(key, hi + base, "right") - np.searchsorted(key, lo + base, "left")
-    drop = j[seen == 0]
-    return pd.DataFrame(
-        {"flow_id": s.flow[drop], "ts_ns": pp.ts[s.idx[drop]], "frame": pp.frames_at(s.idx[drop])}
-        | {"psns": s.gap[drop]}
-    )
-
-
 def _packets_out(
-    packets: pd.DataFrame, pp: Prepared, model: flows.FlowModel, streams: list[gaps.Stream]
+    packets: pd.DataFrame,
+    pp: Prepared,
+    model: flows.FlowModel,
+    conv: connection.Conversations,
+    eps: pd.DataFrame,
 ) -> pd.DataFrame:
     retransmitted = np.zeros(len(pp), bool)
-    for s in streams:
-        retransmitted[s.idx[np.flatnonzero(s.retransmitted)]] = True
+    retransmitted[conv.row[(conv.flags & connection.RESENT) > 0]] = True
     outside = model.flow_id < 0  # built as a masked array directly: pd.array() re-checks
     flow_id = pd.arrays.IntegerArray(np.where(outside, 0, model.flow_id).astype(np.int32), outside)
+    episode = np.full(len(pp), -1, np.int64)
+    resent = np.flatnonzero(conv.episode >= 0)
+    if len(resent):
+        episode[conv.row[resent]] = eps.attrs["row_of_episode"][conv.episode[resent]]
     return packets.assign(
         flow_id=pd.Series(flow_id, index=packets.index),
         retransmitted=retransmitted,
+        episode=pd.Series(pd.arrays.IntegerArray(np.maximum(episode, 0).astype(np.int32), episode < 0), index=packets.index),
         ce=pp.ecn == 3,
     )
 
@@ -95,25 +77,35 @@ def analyze_packets(
     # the GIL in its sorts and array passes, so the two overlap on a second core.
     with ThreadPoolExecutor(max_workers=1) as pool:
         beside = pool.submit(_stream_free_tables, pp, model, packets, link_speed_bps)
-        seq = _sequence_tables(pp, model, span, step, link_speed_bps)
+        tol = tolerances.measure(
+            pp.ts, pp.src, pp.dst, pp.wire_len, _declared_resolution(capture, options)
+        )
         free = beside.result()
+    step("sequences")
+    windows = pfc.PauseWindows(free.pfc)
+    conv = connection.run_conversations(
+        pp, model, span, _host_pairs(model), tol.slack_ns, tol.max_frame_ns, windows
+    )
+    step("retransmissions")
+    nak_rows = sequence.nak_table(conv, pp, model)
+    eps = _episodes(conv, pp, model, tol, free.pfc)
     step("congestion")
-    req, resp = seq.req, seq.resp
-    nak_rows, eps, cnps, pfc_rows = seq.naks, seq.episodes, free.cnps, free.pfc
-    retx_q, gaps_q = _stream_counts(req, n)
-    retx_r, gaps_r = _stream_counts(resp, n)
+    cnps = free.cnps
+    pfc_rows = free.pfc
+    retx, gap_counts = sequence.flow_counts(conv, model)
     parts = {
-        "retx": retx_q + retx_r,
-        "gaps": gaps_q + gaps_r,
-        "nak_counts": naks.nak_counts(nak_rows, n),
+        "retx": retx,
+        "gaps": gap_counts,
+        "nak_counts": sequence.nak_counts(nak_rows, n),
         "episodes": eps,
         "timeouts": timeouts(eps, n),
         "congestion": free.congestion,
         "qos": free.qos,
-        "rtt": free.rtt,
+        "rtt": sequence.rtt_per_flow(conv, pp, n),
     }
     flow_df = flows_table(pp, model, parts)
     flow_df["rnr_timer_us"] = _rnr_timers(nak_rows, n)
+    flow_df["history"] = pd.Series(conv.history, dtype=object)
     step("findings")
     info = _capture_facts(capture, packets)
     tables = findings.Tables(
@@ -126,10 +118,11 @@ def analyze_packets(
         sports=free.sports,
         bad_icrc_frames=_bad_icrc(packets),
         capture=info,
-        capture_gaps=pd.concat([_capture_gaps(pp, req), _capture_gaps(pp, resp)]),
+        capture_gaps=sequence.capture_gaps(conv, pp, model),
+        anomalies=anomalies.anomaly_table(conv, pp, model, connections),
     )
     return Analysis(
-        packets=_packets_out(packets, pp, model, [req, resp]),
+        packets=_packets_out(packets, pp, model, conv, eps),
         flows=flow_df,
         retransmissions=eps,
         naks=nak_rows,
@@ -138,47 +131,57 @@ def analyze_packets(
         findings=findings.build_findings(tables),
         capture=capture,
         options={"link_speed_bps": link_speed_bps, **options},
+        tolerances=tol,
         pfc_pauses=tables.pfc_runs,
         sports=tables.sports,
         capture_facts=info,
         cm_connections=connections,
+        anomalies=tables.anomalies,
     )
 
 
-class SequenceTables(NamedTuple):
-    """What the PSN streams give: the streams themselves, NAKs and retransmission episodes."""
-
-    req: gaps.Stream
-    resp: gaps.Stream
-    naks: pd.DataFrame
-    episodes: pd.DataFrame
+def _host_pairs(model: flows.FlowModel) -> np.ndarray:
+    """Per flow, a code of its (source, destination) host pair."""
+    if len(model) == 0:
+        return np.zeros(0, np.int64)
+    return pd.factorize(model.src.astype(np.int64) << 32 | model.dst)[0].astype(np.int64)
 
 
-def _sequence_tables(
-    pp: Prepared, model: flows.FlowModel, span: np.ndarray, step: Progress, link_bps: float
-) -> SequenceTables:
-    """Request and response streams, then NAKs and the episodes they explain."""
-    step("sequences")
-    req = gaps.request_stream(pp, model, span)
-    resp = gaps.response_stream(pp, model, req)
-    progress_rows = naks.ack_progress(pp, model)
-    nak_rows = naks.nak_table(pp, model, progress_rows)
-    step("retransmissions")
-    eps, reissues = rtx.request_episodes(pp, model, req, nak_rows, progress_rows, link_bps)
-    reissued = reads.reissue_episodes(pp, model, resp, reissues, span, progress_rows)
-    found = [e for e in (eps, reissued) if not e.empty]
-    eps = _finish_episodes(pd.concat(found) if found else rtx._empty(), pp, model)
-    return SequenceTables(req, resp, nak_rows, eps)
+def _declared_resolution(capture: Any, options: dict[str, Any]) -> int | None:
+    """The timestamp resolution the capture file declares (or the caller says)."""
+    given = options.get("ts_resolution_ns") or getattr(capture, "ts_resolution_ns", None)
+    return int(given) if given else None
+
+
+def _episodes(
+    conv: connection.Conversations,
+    pp: Prepared,
+    model: flows.FlowModel,
+    tol: tolerances.Tolerances,
+    pfc_rows: pd.DataFrame,
+) -> pd.DataFrame:
+    """The retransmissions table: the state machine's episodes weighed (episodes.py)."""
+    e = conv.episodes
+    windows = pfc.PauseWindows(pfc_rows)
+    paused = np.zeros(len(e), np.int64)
+    if len(e) and windows:
+        t0 = conv.ts[e["first_ev"]]
+        since = np.where(e["nak_ev"] >= 0, conv.ts[np.maximum(e["nak_ev"], 0)], t0)
+        paused = windows.overlap(model.priority[e["conv"]], since, t0)
+    upstream = np.zeros(len(model), bool)
+    lost = conv.conv[(conv.flags & (connection.GAP | connection.LATE)) > 0]
+    upstream[lost[lost >= 0]] = True
+    ctx = episodes.Context(conv, pp, model, tol, paused, upstream)
+    return episodes.episode_table(ctx)
 
 
 class StreamFreeTables(NamedTuple):
-    """Per-flow tables that need no PSN stream: CNPs, congestion, QoS, RTT, PFC, and the
+    """Per-flow tables that need no PSN stream: CNPs, congestion, QoS, PFC, and the
     QoS audits (CNP classes, source-port entropy) that read only flow keys and QoS columns."""
 
     cnps: pd.DataFrame
     congestion: pd.DataFrame
     qos: pd.DataFrame
-    rtt: pd.DataFrame
     pfc: pd.DataFrame
     low_class_cnps: pd.DataFrame
     sports: pd.DataFrame
@@ -200,7 +203,6 @@ def _stream_free_tables(
         cnps=cnps,
         congestion=congestion.congestion_per_flow(pp, model, cnps),
         qos=qos_df,
-        rtt=rtt.rtt_per_flow(pp, model),
         pfc=pfc.pfc_table(packets, link_speed_bps),
         low_class_cnps=qos.cnp_class_audit(cnps, keyed),
         sports=qos.sport_entropy(keyed),
@@ -223,24 +225,6 @@ def _bad_icrc(packets: pd.DataFrame) -> list[int]:
         return []
     bad = np.flatnonzero(category_in(packets["icrc_status"], ("bad",)))
     return packets["frame"].to_numpy()[bad].astype(int).tolist() if len(bad) else []
-
-
-def _finish_episodes(eps: pd.DataFrame, pp: Prepared, model: flows.FlowModel) -> pd.DataFrame:
-    """Keys, times and column order of the retransmissions table."""
-    if eps.empty:
-        return rtx._empty()
-    fid = eps["flow_id"].to_numpy(np.int64)
-    eps = rtx.resolve_by_host(eps, model.src[fid])
-    eps = eps.assign(
-        src_ip=pp.ips[model.src[fid]],
-        dst_ip=pp.ips[model.dst[fid]],
-        dest_qp=model.qp[fid],
-        ts=eps["ts_ns"] / 1e9,
-        last_psn=(eps["last_ext"] % PSN_MOD).astype(np.int64),
-        nak_psn=eps["nak_psn"].astype("Int64"),
-        nak_frame=eps["nak_frame"].astype("Int64"),
-    )
-    return eps.sort_values("ts_ns", kind="stable")[rtx.EPISODE_COLUMNS].reset_index(drop=True)
 
 
 def _table_facts(packets: pd.DataFrame) -> dict[str, Callable[[], Any]]:

@@ -29,9 +29,13 @@ class Analysis:
     capture_facts: dict[str, Any] = field(default_factory=dict)
     # The CM connections of the capture (rocetrace.analysis.cm.CONNECTION_DTYPES).
     cm_connections: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # The capture's clock as measured on it (rocetrace.analysis.tolerances.Tolerances).
+    tolerances: Any = None
+    # Named protocol anomalies (rocetrace.analysis.anomalies.ANOMALY_COLUMNS).
+    anomalies: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def summary(self) -> dict[str, Any]:
-        """The JSON summary (schema rocetrace.summary/1, docs/summary-schema.md)."""
+        """The JSON summary (schema rocetrace.summary/2, docs/summary-schema.md)."""
         from rocetrace.analysis.summary import build_summary
 
         return build_summary(self)

@@ -1,4 +1,4 @@
-"""The JSON summary, schema "rocetrace.summary/1" (docs/summary-schema.md).
+"""The JSON summary, schema "rocetrace.summary/2" (docs/summary-schema.md).
 
 Plain JSON types only: ints as numbers, nulls as None, so `json.dumps` needs no help.
 """
@@ -12,13 +12,13 @@ import numpy as np
 import pandas as pd
 
 from rocetrace.analysis.cm import CONNECTION_DTYPES
-from rocetrace.analysis.naks import NAK_KINDS
 from rocetrace.analysis.pfc import pfc_summary
+from rocetrace.analysis.sequence import NAK_KINDS
 
 if TYPE_CHECKING:
     from rocetrace.analysis.result import Analysis
 
-SCHEMA = "rocetrace.summary/1"
+SCHEMA = "rocetrace.summary/2"
 FLOW_KEYS = (
     "src_ip", "dst_ip", "dest_qp", "peer_qp", "role", "packets", "bytes", "first_psn",
     "last_psn", "retransmitted_packets", "psn_gaps", "naks", "retransmission_mode", "timeouts",
@@ -27,12 +27,15 @@ FLOW_KEYS = (
 FLOW_EXTRAS = (
     "flow_id", "transport", "udp_sport", "dscp", "vlan_pcp", "ecn_capable", "mtu",
     "paired_by", "retransmission_episodes", "ack_timeout_s", "rnr_timer_us", "rtt_median_s",
-    "cnp_interval_min_s", "first_ts", "last_ts",
+    "rtt_samples", "cnp_interval_min_s", "first_ts", "last_ts", "history",
 )  # fmt: skip
 EPISODE_KEYS = (
-    "src_ip", "dst_ip", "dest_qp", "ts", "ts_ns", "trigger", "nak_psn", "start_psn", "packets",
-    "mode", "mode_certain", "mode_basis", "delay_s", "first_frame", "last_psn",
+    "src_ip", "dst_ip", "dest_qp", "ts", "ts_ns", "trigger", "trigger_certainty", "nak_psn",
+    "nak_frame", "start_psn", "packets", "mode", "mode_certainty", "delay_s", "first_frame",
+    "last_psn", "evidence_frames", "nak_latency_ns", "retransmission_latency_ns",
+    "silence_ns", "paused_ns", "resumed",
 )  # fmt: skip
+ANOMALY_KEYS = ("code", "flow_id", "ts_ns", "frame", "frames", "message")
 
 
 def plain(value: Any) -> Any:
@@ -51,6 +54,8 @@ def plain_column(col: pd.Series) -> list[Any]:
     kind = col.dtype.kind if isinstance(col.dtype, np.dtype) else "O"
     if kind in ("i", "u", "b"):
         return col.to_numpy().tolist()
+    if kind == "O" and len(col) and isinstance(col.iloc[0], list):
+        return [[int(v) for v in values] for values in col.tolist()]
     if kind == "f":
         return [None if v != v else v for v in col.to_numpy().tolist()]
     return [plain(v) for v in col.tolist()]
@@ -100,11 +105,25 @@ def _findings(findings: pd.DataFrame) -> list[dict[Any, Any]]:
     ]
 
 
+def _clock(a: Analysis) -> dict[str, Any]:
+    """What the analysis measured of the capture's clock (tolerances.py)."""
+    t = a.tolerances
+    if t is None:
+        return {}
+    return {"ts_resolution_ns": t.resolution_ns, "jitter_ns": t.jitter_ns,
+            "link_bps": t.link_bps, "max_frame_ns": t.max_frame_ns}  # fmt: skip
+
+
 def build_summary(a: Analysis) -> dict[str, Any]:
     """Everything a script needs, keyed as in issue 4's contract."""
+    from rocetrace.analysis.verdict import verdict
+
+    v = verdict(a)
     return {
         "schema": SCHEMA,
+        "verdict": {"level": v.level, "title": v.title, "detail": v.detail},
         "capture": {k: plain(v) for k, v in a.capture_facts.items()},
+        "clock": _clock(a),
         "options": {k: plain(v) for k, v in a.options.items()},
         "flows": _flows(a.flows),
         "retransmissions": _records(a.retransmissions, EPISODE_KEYS),
@@ -117,5 +136,6 @@ def build_summary(a: Analysis) -> dict[str, Any]:
             ("src_ip", "dst_ip", "qps", "distinct_sports", "colliding_qps", "busiest_sport"),
         ),
         "cm_connections": _records(a.cm_connections, tuple(CONNECTION_DTYPES)),
+        "anomalies": _records(a.anomalies, ANOMALY_KEYS),
         "findings": _findings(a.findings),
     }

@@ -1,5 +1,5 @@
 """Ground truth, counted from what the capture point holds, with the names and meanings of the
-analysis summary contract (schema rocetrace.summary/1, issue "Per-QP analysis").
+analysis summary contract (schema rocetrace.summary/2, issue "Per-QP analysis").
 
 Counts that depend on the vantage point (retransmitted packets, PSN gaps, CE marks, CNPs
 without CE, episode packets and delays) are computed on the captured frames in capture order;

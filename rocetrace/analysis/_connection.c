@@ -1,0 +1,801 @@
+/* rocetrace.analysis._connection: the per-connection state machine, as a CPython module.
+ *
+ * One pass over every conversation's events in capture order (timestamp, then frame). A
+ * conversation is one requester direction of a connection: its request packets and the
+ * responses that answer them (ACK, NAK, RNR NAK, READ responses, atomic ACKs). The pass
+ * keeps the IBTA requester's state as the capture shows it (highest PSN sent, highest PSN
+ * acknowledged, NAKs not yet answered, outstanding READ spans) and the responder's
+ * (expected PSN), and writes per event what it was (new data, resend, PSN reuse, stale or
+ * unsent ACK, out of sequence) and per retransmission episode the evidence it rests on.
+ * It decides nothing that needs a clock tolerance beyond `tol`: the Python side
+ * (episodes.py) weighs the evidence with the capture's own tolerances.
+ *
+ * Arrays come in through the buffer protocol (_buffers.h), checked before the GIL is
+ * released. Episodes and anomalies come back as bytes of packed int64 records.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../capture/_buffers.h"
+
+#define PSN_MOD ((int64_t)1 << 24)
+#define HALF ((int64_t)1 << 23)
+#define NONE (INT64_MIN / 4)
+
+/* Event kinds (rocetrace.analysis.prepared). */
+enum { K_OTHER, K_REQUEST, K_READ_RESPONSE, K_ACK, K_NAK, K_RNR, K_ATOMIC_ACK };
+/* Message positions (prepared.py). */
+enum { P_NONE, P_FIRST, P_MIDDLE, P_LAST, P_ONLY };
+/* Per-event flags (connection.py mirrors them). */
+enum {
+    F_NEW = 1,        /* request: new data (its last PSN beyond every PSN sent before) */
+    F_RESENT = 2,     /* request / response: PSN not beyond the highest seen before */
+    F_GAP = 4,        /* PSNs skipped just before it */
+    F_REUSE = 8,      /* request: a different request at a PSN already used */
+    F_STALE = 16,     /* NAK / RNR NAK of a PSN already acknowledged */
+    F_UNSENT = 32,    /* ACK / NAK of a PSN never sent */
+    F_OOS = 64,       /* request: first out-of-sequence arrival for the responder */
+    F_LATE = 128,     /* request: first copy of a PSN below the highest sent */
+    F_ADVANCE = 256,  /* ACK / NAK / response: acknowledged something new */
+    F_REORDER = 512,  /* request: a late original (reordered), no resend */
+};
+/* How an episode began (Episode.start_kind). */
+enum { S_FIRST, S_RESTART, S_ASKED, S_REISSUE, S_TIMER };
+/* Anomaly kinds. */
+enum { A_REUSE = 1, A_UNSENT = 2, A_REORDER = 3 };
+/* The shortest IBTA ACK timeout (4.096 us * 2^1): no timer resend comes sooner than this
+ * after the gap it fills. A protocol constant (tolerances.py: MIN_ACK_TIMEOUT_NS). */
+#define MIN_ACK_TIMEOUT_NS 8192
+
+/* The episode record: every field int64 (connection.py: EPISODE_FIELDS, same order). */
+typedef struct {
+    int64_t conv, first_ev, last_ev, n_resent, start_ext, end_ext, sent_hi, last_sent_first;
+    int64_t acked, acked_ev, nak_ev, nak_ext, nak_kind, nak_after, prev_ev, prev_req_ev;
+    int64_t progress_ev, contiguous, skips, skipped, ack_skips, tail_skips, start_pos;
+    int64_t start_opcode, read_ev, resp_hi, resp_hi_ev, orig_ev, n_resp, resumed, cursor;
+    int64_t cut_of, new_naks, start_kind, msg_first, nak_early, cut_by_split;
+} Episode;
+#define EPISODE_FIELDS (sizeof(Episode) / sizeof(int64_t))
+
+typedef struct {
+    int64_t kind, ev, other_ev, conv;
+} Anomaly;
+
+typedef struct {
+    int64_t ext, ev;
+    int64_t msg_first; /* first PSN of the message this PSN belongs to, NONE unknown */
+    int32_t count;
+    int32_t opcode;
+} Slot;
+#define RING_BITS 18
+#define RING ((int64_t)1 << RING_BITS)
+
+typedef struct {
+    int64_t first, end, ev, resp_hi, reissue_ep;
+} Read;
+
+typedef struct {
+    int64_t ev, ext, kind, taken;
+} Nak;
+
+typedef struct {
+    int64_t lo, hi, ev; /* PSNs a new request skipped, and that request */
+} Gap;
+
+/* Growable arrays (malloc'd; freed on every way out). */
+#define VEC(T)                                                                                  \
+    struct {                                                                                    \
+        T *at;                                                                                  \
+        Py_ssize_t n, cap;                                                                      \
+    }
+typedef VEC(Episode) Episodes;
+typedef VEC(Anomaly) Anomalies;
+typedef VEC(Read) Reads;
+typedef VEC(Nak) Naks;
+typedef VEC(Gap) Gaps;
+
+static int grow(void **at, Py_ssize_t *cap, Py_ssize_t need, size_t item)
+{
+    if (need <= *cap)
+        return 1;
+    Py_ssize_t cap2 = *cap ? *cap * 2 : 64;
+    while (cap2 < need)
+        cap2 *= 2;
+    void *p = realloc(*at, (size_t)cap2 * item);
+    if (!p)
+        return 0;
+    *at = p;
+    *cap = cap2;
+    return 1;
+}
+#define PUSH(v, x) (grow((void **)&(v).at, &(v).cap, (v).n + 1, sizeof(*(v).at)) ? ((v).at[(v).n++] = (x), 1) : 0)
+
+/* Inputs and outputs of one run. */
+typedef struct {
+    const int64_t *conv, *ts, *psn, *span;
+    const int64_t *gate; /* per conversation: a NAK's answer comes at least this long after
+                            it at this capture point (ns; -1 unknown: order only) */
+    const int64_t *paused; /* per event: PFC pause of its conversation's priority since the
+                              conversation's first event (ns, cumulative) */
+    const int8_t *kind, *pos;
+    const int16_t *opcode;
+    int64_t *ext, *gap, *episode, *link;
+    int32_t *flags;
+    uint8_t *history; /* n_conv x HIST rows */
+    int64_t *conv_out; /* n_conv x CONV_FIELDS */
+    Py_ssize_t n, n_conv, hist;
+    int64_t tol;
+} Run;
+
+enum { C_SENT_HI, C_ACKED, C_PROGRESS_EV, C_LAST_EV, C_OUTSTANDING, C_FIRST_EXT, C_FIELDS };
+
+/* The state of one conversation. */
+typedef struct {
+    int64_t ref, sent_hi, last_sent_first, first_ext, acked, acked_ev, progress_ev;
+    int64_t expected, oos_ev, resp_hi, resp_hi_ev, prev_ev, prev_req_ev;
+    int64_t data_hi; /* highest PSN of a READ response or atomic ACK: the response stream */
+    Py_ssize_t open, cut; /* open episode and the one it cut (indices), -1 none */
+    Py_ssize_t reads0, naks0, gaps0; /* this conversation's first READ, NAK and gap */
+    int64_t id;               /* conversation id */
+    int new_data;         /* new data since the open episode began */
+    int64_t letters[16];  /* history letter counts */
+    Py_ssize_t hist_len;
+} Conv;
+
+typedef struct {
+    Run *r;
+    Slot *ring;
+    Episodes eps;
+    Anomalies anomalies;
+    Reads reads;
+    Naks naks;
+    Gaps gaps;
+    int oom;
+} Machine;
+
+static inline int64_t psn_step(int64_t psn, int64_t prev)
+{
+    uint64_t step = ((uint64_t)psn - (uint64_t)prev + (uint64_t)HALF) & (uint64_t)(PSN_MOD - 1);
+    return (int64_t)step - HALF;
+}
+
+static inline int64_t unwrap(Conv *c, int64_t psn)
+{
+    c->ref = c->ref == NONE ? psn : c->ref + psn_step(psn, c->ref);
+    return c->ref;
+}
+
+static inline Slot *slot_of(Machine *m, int64_t ext)
+{
+    Slot *s = &m->ring[(uint64_t)ext & (RING - 1)];
+    return s->ext == ext && s->ev >= 0 ? s : NULL;
+}
+
+static inline void remember(Machine *m, int64_t ext, int64_t ev, int32_t opcode,
+                            int64_t msg_first)
+{
+    Slot *s = &m->ring[(uint64_t)ext & (RING - 1)];
+    s->ext = ext;
+    s->ev = ev;
+    s->count = 1;
+    s->opcode = opcode;
+    s->msg_first = msg_first;
+}
+
+/* Zeek-style history: a letter the first time, then again at 10, 100, 1000... */
+static void note(Machine *m, Conv *c, char letter)
+{
+    const char *letters = "DRAaNnEeSsGUXOL";
+    const char *at = strchr(letters, letter);
+    int k = at ? (int)(at - letters) : 15;
+    int64_t count = ++c->letters[k];
+    int64_t p = 1;
+    while (p < count)
+        p *= 10;
+    if (p != count || c->hist_len >= m->r->hist)
+        return;
+    m->r->history[c->id * m->r->hist + c->hist_len++] = (uint8_t)letter;
+}
+
+/* The outstanding READ whose response PSNs hold `ext`, or NULL (READs of the current
+ * conversation are m->reads.at[from..], ascending by first PSN). */
+static Read *read_holding(Machine *m, Py_ssize_t from, int64_t ext)
+{
+    Py_ssize_t lo = from, hi = m->reads.n;
+    while (lo < hi) { /* the last READ whose first PSN is <= ext */
+        Py_ssize_t mid = (lo + hi) / 2;
+        if (m->reads.at[mid].first <= ext)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == from)
+        return NULL;
+    Read *rd = &m->reads.at[lo - 1];
+    return ext <= rd->end ? rd : NULL;
+}
+
+/* The newest NAK / RNR NAK not yet taken that a resend at event `i` may answer, of PSN
+ * `ext` exactly (exact) or of a later PSN (exact == 0, for a go-back-0 restart at a
+ * message start); -1 when none. Only this conversation's NAKs are searched. `gated`: only
+ * NAKs seen at least the conversation's gate before the resend (a run's next PSN is the
+ * answer to a NAK of it only if the sender could have had that NAK when it chose it). */
+#define NAK_LOOKBACK 256 /* NAKs searched back: older ones were answered or ignored */
+
+/* Does PSN `ext` belong to the message that begins at PSN `first` (as the capture saw the
+ * request at `ext` first sent)? A go-back-0 redoes the message of the NAKed PSN only. */
+static int same_message(Machine *m, int64_t ext, int64_t first)
+{
+    Slot *s = slot_of(m, ext);
+    return s && s->msg_first == first;
+}
+static Py_ssize_t find_nak(Machine *m, const Conv *c, Py_ssize_t i, int64_t ext, int exact,
+                           int64_t limit, int gated)
+{
+    Run *r = m->r;
+    int64_t gate = gated && r->gate[c->id] > 0 ? r->gate[c->id] : 0;
+    Py_ssize_t stop = m->naks.n - NAK_LOOKBACK > c->naks0 ? m->naks.n - NAK_LOOKBACK : c->naks0;
+    for (Py_ssize_t k = m->naks.n - 1; k >= stop; k--) {
+        Nak *nk = &m->naks.at[k];
+        if (nk->taken || (gate && r->ts[nk->ev] > r->ts[i] - gate))
+            continue;
+        if (exact ? nk->ext == ext : (nk->ext > ext && nk->ext <= limit && nk->kind == K_NAK &&
+                                      same_message(m, nk->ext, ext)))
+            return k;
+    }
+    return -1;
+}
+
+static int is_read_request(int16_t opcode) { return opcode >= 0 && (opcode & 0x1F) == 0x0C; }
+
+static Episode *new_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end,
+                            Slot *orig)
+{
+    Run *r = m->r;
+    Episode E;
+    memset(&E, 0, sizeof E);
+    E.conv = c->id;
+    E.first_ev = E.last_ev = i;
+    E.n_resent = 1;
+    E.start_ext = e;
+    E.end_ext = end;
+    E.cursor = end + 1;
+    E.sent_hi = c->sent_hi;
+    E.last_sent_first = c->last_sent_first;
+    E.acked = c->acked;
+    E.acked_ev = c->acked_ev;
+    E.nak_ev = E.nak_ext = E.nak_kind = -1;
+    E.prev_ev = c->prev_ev;
+    E.prev_req_ev = c->prev_req_ev;
+    E.progress_ev = c->progress_ev;
+    E.start_pos = r->pos[i];
+    E.start_opcode = r->opcode[i];
+    E.read_ev = -1;
+    E.resp_hi = c->resp_hi;
+    E.resp_hi_ev = c->resp_hi_ev;
+    E.orig_ev = orig ? orig->ev : -1;
+    E.msg_first = orig ? orig->msg_first : NONE;
+    E.cut_of = c->open;
+    if (!PUSH(m->eps, E)) {
+        m->oom = 1;
+        return NULL;
+    }
+    return &m->eps.at[m->eps.n - 1];
+}
+
+static void take_nak(Machine *m, Episode *E, Py_ssize_t k)
+{
+    Nak *nk = &m->naks.at[k];
+    nk->taken = 1;
+    E->nak_ev = nk->ev;
+    E->nak_ext = nk->ext;
+    E->nak_kind = nk->kind;
+}
+
+/* Episode E answers NAK k with a run from PSN `from`. A go-back-0 (a run from below the
+ * NAKed PSN) redoes the whole message: the requester takes the NAK as an ACK of what
+ * precedes the message only, so a later NAK inside it is no stale one, and a timer
+ * restart at the message's first PSN goes back no further than the first PSN it had not
+ * seen acknowledged. */
+static void answer_nak(Machine *m, Conv *c, Episode *E, Py_ssize_t k, int64_t from)
+{
+    take_nak(m, E, k);
+    if (E->nak_ext > from && c->acked != NONE && c->acked > from - 1)
+        c->acked = from - 1;
+}
+
+/* A resend that starts an episode: its trigger is the newest untaken NAK of its own PSN,
+ * else (a restart at a message start, go-back-0) of a later PSN. Without one, a restart
+ * exactly where an episode it cut had stopped resumes that episode. */
+static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end,
+                          Slot *orig, int kind)
+{
+    Run *r = m->r;
+    Py_ssize_t k = find_nak(m, c, i, e, 1, 0, 0);
+    int msg_start = r->pos[i] == P_FIRST || r->pos[i] == P_ONLY;
+    if (k < 0 && msg_start)
+        k = find_nak(m, c, i, e, 0, c->sent_hi + 1, 0);
+    if (k < 0 && c->cut >= 0 && !c->new_data && e == m->eps.at[c->cut].cursor) {
+        Episode *E = &m->eps.at[c->cut];
+        E->resumed++;
+        /* cut by a run split off for a NAK of its next PSN: whether that run was the NAK's
+         * answer or more of this one is open, and so is this resumption */
+        if (c->open >= 0 && m->eps.at[c->open].start_kind == S_ASKED)
+            E->cut_by_split = 1;
+        E->n_resent++;
+        E->last_ev = i;
+        E->cursor = end + 1;
+        if (end > E->end_ext)
+            E->end_ext = end;
+        r->episode[i] = c->cut;
+        c->open = c->cut;
+        c->cut = -1;
+        return;
+    }
+    Py_ssize_t was_open = c->open;
+    Episode *E = new_episode(m, c, i, e, end, orig);
+    if (!E)
+        return;
+    if (k >= 0)
+        answer_nak(m, c, E, k, e);
+    E->new_naks = m->naks.n - c->naks0;
+    E->start_kind = kind;
+    Read *rd = is_read_request(r->opcode[i]) ? read_holding(m, c->reads0, e) : NULL;
+    if (rd && rd->ev >= 0) {
+        E->read_ev = rd->ev;
+        rd->reissue_ep = m->eps.n - 1;
+    }
+    r->episode[i] = m->eps.n - 1;
+    c->cut = was_open >= 0 ? was_open : c->cut;
+    c->open = m->eps.n - 1;
+    c->new_data = 0;
+}
+
+/* A resend while an episode is open: it continues the run (contiguous, or skipping
+ * forward: a selective repeat's tail, a go-back-N an ACK overtook, resends lost before the
+ * capture point), or starts a new episode (the PSN goes back, or it is exactly a PSN a
+ * NAK the open episode did not answer asked for). */
+static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Slot *orig)
+{
+    Run *r = m->r;
+    if (c->open < 0) {
+        start_episode(m, c, i, e, end, orig, S_FIRST);
+        return;
+    }
+    Episode *E = &m->eps.at[c->open];
+    Py_ssize_t asked_nak = find_nak(m, c, i, e, 1, 0, 1);
+    /* A run with no trigger of its own, inside the message of a NAKed PSN it now reaches:
+     * a go-back-0 of that NAK whose first resends the capture point missed (a go-back-N
+     * would have begun at the NAKed PSN itself). The run takes the NAK and goes on. */
+    if (asked_nak >= 0 && e == E->cursor && E->nak_ev < 0 && E->msg_first != NONE &&
+        E->start_ext >= E->msg_first && same_message(m, e, E->msg_first)) {
+        answer_nak(m, c, E, asked_nak, E->msg_first);
+        asked_nak = -1;
+    }
+    int asked = asked_nak >= 0;
+    /* That NAK was there before the open run began: the sender had both when it chose the
+     * run, so which one this resend answers is open (the run may go on through it). */
+    int early = asked && r->ts[m->naks.at[asked_nak].ev] <= r->ts[E->first_ev];
+    /* In a run of READ re-issues (no NAK: the requester asks again for the responses one
+     * READ is missing), each READ request asked again is an episode of its own. */
+    int reissue = is_read_request(r->opcode[i]) && is_read_request((int16_t)E->start_opcode) &&
+                  E->read_ev >= 0 && E->nak_ev < 0;
+    /* A NIC sends a run back to back: a resend longer after the run's previous one than the
+     * shortest ACK timer (less any PFC pause) is the timer's restart, not more of the run. */
+    int64_t quiet = r->ts[i] - r->ts[E->last_ev] - (r->paused[i] - r->paused[E->last_ev]);
+    int timer = quiet >= MIN_ACK_TIMEOUT_NS - r->tol;
+    if (e < E->cursor || asked || reissue || timer) {
+        start_episode(m, c, i, e, end, orig,
+                      e < E->cursor ? S_RESTART
+                      : asked       ? S_ASKED
+                      : reissue     ? S_REISSUE
+                                    : S_TIMER);
+        if (asked && early && r->episode[i] == m->eps.n - 1)
+            m->eps.at[m->eps.n - 1].nak_early = 1;
+        return;
+    }
+    if (e > E->cursor) {
+        E->skips++;
+        E->skipped += e - E->cursor;
+        E->ack_skips += e == c->acked + 1;
+        E->tail_skips += e == E->last_sent_first;
+    } else {
+        E->contiguous++;
+    }
+    E->n_resent++;
+    E->last_ev = i;
+    E->cursor = end + 1;
+    if (end > E->end_ext)
+        E->end_ext = end;
+    r->episode[i] = c->open;
+    Read *rd = is_read_request(r->opcode[i]) ? read_holding(m, c->reads0, e) : NULL;
+    if (rd)
+        rd->reissue_ep = c->open;
+}
+
+/* The new request that skipped PSN `ext` (the newest such), -1 when none is known. */
+static int64_t gap_over(Machine *m, const Conv *c, int64_t ext)
+{
+    Py_ssize_t stop = m->gaps.n - 64 > c->gaps0 ? m->gaps.n - 64 : c->gaps0;
+    for (Py_ssize_t k = m->gaps.n - 1; k >= stop; k--)
+        if (m->gaps.at[k].lo <= ext && ext <= m->gaps.at[k].hi)
+            return m->gaps.at[k].ev;
+    return -1;
+}
+
+/* The first PSN of the message a request at `e` of position `pos` belongs to: itself for a
+ * FIRST or ONLY (or a READ request), else that of the PSN before it (a MIDDLE or LAST
+ * follows its message's previous packet); NONE when the capture never saw that one. */
+static int64_t msg_first_of(Machine *m, int pos, int64_t e)
+{
+    if (pos == P_FIRST || pos == P_ONLY || pos == P_NONE)
+        return e;
+    Slot *before = slot_of(m, e - 1);
+    return before ? before->msg_first : NONE;
+}
+
+/* A first copy of a PSN the capture saw skipped, while no resend run is under way (in a
+ * go-back-N run, PSNs nobody NAKed come again as a matter of course): a late original
+ * (packet spraying, adaptive routing), not a resend, when it came sooner after the skip
+ * than any resend could: sooner than the shortest ACK timer with no NAK of it to answer,
+ * or sooner than the path's shortest NAK answer (the gate). The anomaly links it to the
+ * skipping request. */
+static int late_original(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
+{
+    Run *r = m->r;
+    int64_t skip = gap_over(m, c, e);
+    if (skip < 0)
+        return 0;
+    int64_t dt = r->ts[i] - r->ts[skip];
+    int nak = find_nak(m, c, i, e, 1, 0, 0) >= 0;
+    int64_t gate = r->gate[c->id];
+    int late = (!nak && dt < MIN_ACK_TIMEOUT_NS - r->tol) || (gate > 0 && dt < gate);
+    if (late) {
+        r->link[i] = skip;
+        Anomaly a = {A_REORDER, i, skip, c->id};
+        m->oom |= !PUSH(m->anomalies, a);
+    }
+    return late;
+}
+
+static void on_request(Machine *m, Conv *c, Py_ssize_t i)
+{
+    Run *r = m->r;
+    int64_t e = unwrap(c, r->psn[i]);
+    int64_t end = e + (r->span[i] > 0 ? r->span[i] : 1) - 1;
+    int read = is_read_request(r->opcode[i]);
+    r->ext[i] = e;
+    if (c->sent_hi == NONE) {
+        c->first_ext = e;
+        c->expected = e;
+    }
+    /* The responder's view: expected PSN and the first out-of-sequence arrival. */
+    if (e == c->expected) {
+        c->expected = end + 1;
+        c->oos_ev = -1;
+    } else if (e > c->expected && c->oos_ev < 0) {
+        c->oos_ev = i;
+        r->flags[i] |= F_OOS;
+    }
+    Slot *orig = slot_of(m, e);
+    Read *span = read_holding(m, c->reads0, e);
+    int other = (orig && orig->opcode != r->opcode[i]) ||
+                (!orig && span && span->first != e && !read);
+    if (c->sent_hi == NONE || end > c->sent_hi) {
+        if (c->sent_hi != NONE && e <= c->sent_hi && other) {
+            r->flags[i] |= F_REUSE;
+            Anomaly a = {A_REUSE, i, orig ? orig->ev : span->ev, c->id};
+            m->oom |= !PUSH(m->anomalies, a);
+        }
+        if (c->sent_hi != NONE && e > c->sent_hi + 1) {
+            r->gap[i] = e - c->sent_hi - 1;
+            r->flags[i] |= F_GAP;
+            note(m, c, 'G');
+            Gap g = {c->sent_hi + 1, e - 1, i};
+            m->oom |= !PUSH(m->gaps, g);
+        }
+        r->flags[i] |= F_NEW;
+        note(m, c, 'D');
+        c->sent_hi = end;
+        c->last_sent_first = e;
+        c->open = c->cut = -1;
+        c->new_data = 1;
+        if (!orig || orig->opcode != r->opcode[i])
+            remember(m, e, i, r->opcode[i], msg_first_of(m, r->pos[i], e));
+        if (read) {
+            Read rd = {e, end, i, e - 1, -1};
+            m->oom |= !PUSH(m->reads, rd);
+        }
+        return;
+    }
+    if (other) { /* a new request at a PSN already taken: no resend */
+        r->flags[i] |= F_REUSE;
+        note(m, c, 'U');
+        Anomaly a = {A_REUSE, i, orig ? orig->ev : span->ev, c->id};
+        m->oom |= !PUSH(m->anomalies, a);
+        return;
+    }
+    if (!orig && c->open < 0 && e >= c->first_ext && late_original(m, c, i, e)) {
+        r->flags[i] |= F_LATE | F_REORDER;
+        note(m, c, 'O');
+        remember(m, e, i, r->opcode[i], msg_first_of(m, r->pos[i], e));
+        return;
+    }
+    r->flags[i] |= F_RESENT;
+    note(m, c, 'R');
+    if (orig) {
+        r->link[i] = orig->ev;
+        orig->count++;
+    } else {
+        if (e >= c->first_ext)
+            r->flags[i] |= F_LATE;
+        if (!span || span->first == e)
+            remember(m, e, i, r->opcode[i], msg_first_of(m, r->pos[i], e));
+    }
+    resend(m, c, i, e, end, orig);
+}
+
+/* An ACK, atomic ACK, NAK or RNR NAK: what it acknowledges, and a NAK to be answered. */
+static void on_ack(Machine *m, Conv *c, Py_ssize_t i)
+{
+    Run *r = m->r;
+    int k = r->kind[i];
+    int64_t p = unwrap(c, r->psn[i]);
+    int nak = k == K_NAK || k == K_RNR;
+    r->ext[i] = p;
+    if (c->sent_hi != NONE && p > c->sent_hi) {
+        r->flags[i] |= F_UNSENT;
+        note(m, c, 'X');
+        Anomaly a = {A_UNSENT, i, c->prev_req_ev, c->id};
+        m->oom |= !PUSH(m->anomalies, a);
+        return;
+    }
+    if (k == K_ATOMIC_ACK) { /* the response stream: a replayed atomic result is resent */
+        if (c->data_hi != NONE && p <= c->data_hi)
+            r->flags[i] |= F_RESENT;
+        else
+            c->data_hi = p;
+    }
+    int64_t acked = nak ? p - 1 : p;
+    if (c->acked == NONE || acked > c->acked) {
+        if (!nak) {
+            Slot *s = slot_of(m, p);
+            if (s && s->count == 1 && r->ts[s->ev] <= r->ts[i])
+                r->link[i] = s->ev; /* Karn: a PSN sent once times the round trip */
+        }
+        c->acked = acked;
+        c->acked_ev = i;
+        c->progress_ev = i;
+        r->flags[i] |= F_ADVANCE;
+        if (!nak)
+            note(m, c, 'A');
+    } else if (nak && acked < c->acked) {
+        r->flags[i] |= F_STALE;
+    } else if (!nak) {
+        note(m, c, 'a');
+    }
+    if (p > c->resp_hi || c->resp_hi == NONE) {
+        c->resp_hi = p;
+        c->resp_hi_ev = i;
+    }
+    if (!nak)
+        return;
+    note(m, c, k == K_RNR ? 'n' : 'N');
+    if (r->flags[i] & F_STALE)
+        return;
+    if (c->oos_ev >= 0 && c->expected == p)
+        r->link[i] = c->oos_ev; /* first out-of-sequence arrival -> this NAK */
+    Nak entry = {i, p, k, 0};
+    if (!PUSH(m->naks, entry)) {
+        m->oom = 1;
+        return;
+    }
+    /* A NAK seen just after the resend that answers it (clock jitter, or equal times at a
+     * coarse resolution): the open episode takes it when it has no trigger yet. */
+    if (c->open >= 0) {
+        Episode *E = &m->eps.at[c->open];
+        int relates = p == E->start_ext || (p > E->start_ext && k == K_NAK &&
+                                            (E->start_pos == P_FIRST || E->start_pos == P_ONLY));
+        if (E->nak_ev < 0 && relates && r->ts[i] <= r->ts[E->first_ev] + r->tol &&
+            r->gate[c->id] <= 0) {
+            take_nak(m, E, m->naks.n - 1);
+            E->nak_after = 1;
+        }
+    }
+}
+
+/* A READ response: its place in its READ's span (gaps, resends) and what it acknowledges. */
+static void on_read_response(Machine *m, Conv *c, Py_ssize_t i)
+{
+    Run *r = m->r;
+    int64_t p = unwrap(c, r->psn[i]);
+    r->ext[i] = p;
+    Read *rd = read_holding(m, c->reads0, p);
+    int resent = c->data_hi != NONE && p <= c->data_hi;
+    if (rd) {
+        r->link[i] = rd->ev;
+        if (p > rd->resp_hi + 1) {
+            r->gap[i] = p - rd->resp_hi - 1;
+            r->flags[i] |= F_GAP;
+            note(m, c, 'G');
+        }
+        if (p > rd->resp_hi)
+            rd->resp_hi = p;
+        if (resent && rd->reissue_ep >= 0)
+            m->eps.at[rd->reissue_ep].n_resp++;
+    }
+    if (resent) {
+        r->flags[i] |= F_RESENT;
+        note(m, c, 's');
+    } else {
+        note(m, c, 'S');
+    }
+    if (c->acked == NONE || p > c->acked) {
+        c->acked = p;
+        c->acked_ev = i;
+        c->progress_ev = i;
+        r->flags[i] |= F_ADVANCE;
+    }
+    if (c->resp_hi == NONE || p > c->resp_hi) {
+        c->resp_hi = p;
+        c->resp_hi_ev = i;
+    }
+    if (c->data_hi == NONE || p > c->data_hi)
+        c->data_hi = p;
+}
+
+static void finish(Machine *m, Conv *c)
+{
+    int64_t *out = &m->r->conv_out[c->id * C_FIELDS];
+    out[C_SENT_HI] = c->sent_hi;
+    out[C_ACKED] = c->acked;
+    out[C_PROGRESS_EV] = c->progress_ev;
+    out[C_LAST_EV] = c->prev_ev;
+    out[C_OUTSTANDING] = c->sent_hi != NONE && (c->acked == NONE || c->acked < c->sent_hi);
+    out[C_FIRST_EXT] = c->first_ext;
+}
+
+static void run_conversation(Machine *m, Py_ssize_t b, Py_ssize_t e)
+{
+    Run *r = m->r;
+    int64_t conv = r->conv[b];
+    Conv c;
+    memset(&c, 0, sizeof c);
+    c.ref = c.sent_hi = c.last_sent_first = c.first_ext = c.acked = c.expected = NONE;
+    c.resp_hi = c.data_hi = NONE;
+    c.acked_ev = c.progress_ev = c.oos_ev = c.resp_hi_ev = c.prev_ev = c.prev_req_ev = -1;
+    c.open = c.cut = -1;
+    c.id = conv;
+    c.reads0 = m->reads.n;
+    c.naks0 = m->naks.n;
+    c.gaps0 = m->gaps.n;
+    for (Py_ssize_t i = b; i < e && !m->oom; i++) {
+        switch (r->kind[i]) {
+        case K_REQUEST:
+            on_request(m, &c, i);
+            c.prev_req_ev = i;
+            break;
+        case K_ACK:
+        case K_NAK:
+        case K_RNR:
+        case K_ATOMIC_ACK:
+            on_ack(m, &c, i);
+            break;
+        case K_READ_RESPONSE:
+            on_read_response(m, &c, i);
+            break;
+        default:
+            break;
+        }
+        c.prev_ev = i;
+    }
+    finish(m, &c);
+}
+
+static void run_all(Machine *m)
+{
+    Run *r = m->r;
+    for (Py_ssize_t i = 0; i < RING; i++)
+        m->ring[i].ev = -1;
+    Py_ssize_t b = 0;
+    while (b < r->n && !m->oom) {
+        Py_ssize_t e = b + 1;
+        while (e < r->n && r->conv[e] == r->conv[b])
+            e++;
+        if (r->conv[b] >= 0 && r->conv[b] < r->n_conv)
+            run_conversation(m, b, e);
+        b = e;
+    }
+}
+
+static PyObject *py_run(PyObject *self, PyObject *args)
+{
+    PyObject *o[16];
+    long long tol;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOL", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5],
+                          &o[6], &o[7], &o[8], &o[9], &o[10], &o[11], &o[12], &o[13], &o[14],
+                          &o[15], &tol))
+        return NULL;
+    Arrs arrs = {.used = 0};
+    Run r = {.tol = tol};
+    r.conv = array(&arrs, o[0], "conv", 'i', 8, 1, -1, -1, 0);
+    r.n = r.conv ? dim(&arrs, 0) : 0;
+#define IN(obj, name, kind, size) array(&arrs, obj, name, kind, size, 1, -1, r.n, 0)
+#define OUT(obj, name, kind, size) array(&arrs, obj, name, kind, size, 1, -1, r.n, 1)
+    int ok = r.conv && (r.ts = IN(o[1], "ts", 'i', 8)) && (r.kind = IN(o[2], "kind", 'i', 1));
+    ok = ok && (r.psn = IN(o[3], "psn", 'i', 8)) && (r.span = IN(o[4], "span", 'i', 8));
+    ok = ok && (r.opcode = IN(o[5], "opcode", 'i', 2)) && (r.pos = IN(o[6], "pos", 'i', 1));
+    ok = ok && (r.ext = OUT(o[7], "ext", 'i', 8)) && (r.gap = OUT(o[8], "gap", 'i', 8));
+    ok = ok && (r.episode = OUT(o[9], "episode", 'i', 8)) && (r.link = OUT(o[10], "link", 'i', 8));
+    ok = ok && (r.flags = OUT(o[11], "flags", 'i', 4));
+    ok = ok && (r.history = array(&arrs, o[12], "history", 'x', 1, 2, -1, -1, 1));
+    if (ok) {
+        r.n_conv = dim(&arrs, 0);
+        r.hist = dim(&arrs, 1);
+    }
+    ok = ok && (r.conv_out = array(&arrs, o[13], "conv_out", 'i', 8, 2, r.n_conv, C_FIELDS, 1));
+    ok = ok && (r.gate = array(&arrs, o[14], "gate", 'i', 8, 1, -1, r.n_conv, 0));
+    ok = ok && (r.paused = array(&arrs, o[15], "paused", 'i', 8, 1, -1, r.n, 0));
+#undef IN
+#undef OUT
+    if (!ok)
+        return done(&arrs, NULL);
+    Machine m = {.r = &r};
+    m.ring = malloc(sizeof(Slot) * RING);
+    if (!m.ring)
+        return done(&arrs, PyErr_NoMemory());
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < r.n; i++) {
+        r.ext[i] = NONE;
+        r.gap[i] = 0;
+        r.episode[i] = -1;
+        r.link[i] = -1;
+        r.flags[i] = 0;
+    }
+    run_all(&m);
+    Py_END_ALLOW_THREADS
+    free(m.ring);
+    free(m.reads.at);
+    free(m.naks.at);
+    free(m.gaps.at);
+    PyObject *result = NULL;
+    if (m.oom) {
+        PyErr_NoMemory();
+    } else {
+        PyObject *eps = PyBytes_FromStringAndSize((const char *)m.eps.at,
+                                                  (Py_ssize_t)(m.eps.n * sizeof(Episode)));
+        PyObject *an = PyBytes_FromStringAndSize((const char *)m.anomalies.at,
+                                                 (Py_ssize_t)(m.anomalies.n * sizeof(Anomaly)));
+        if (eps && an)
+            result = PyTuple_Pack(2, eps, an);
+        Py_XDECREF(eps);
+        Py_XDECREF(an);
+    }
+    free(m.eps.at);
+    free(m.anomalies.at);
+    return done(&arrs, result);
+}
+
+static PyMethodDef methods[] = {
+    {"run", py_run, METH_VARARGS,
+     "run(conv, ts, kind, psn, span, opcode, pos, ext, gap, episode, link, flags, history, "
+     "conv_out, gate, paused, tol) -> (episodes bytes, anomalies bytes)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_connection", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__connection(void)
+{
+    PyObject *mod = PyModule_Create(&module);
+    if (mod && (PyModule_AddStringConstant(mod, "SOURCE_HASH", SOURCE_HASH) < 0 ||
+                PyModule_AddIntConstant(mod, "EPISODE_FIELDS", (long)EPISODE_FIELDS) < 0 ||
+                PyModule_AddIntConstant(mod, "CONV_FIELDS", (long)C_FIELDS) < 0)) {
+        Py_DECREF(mod);
+        return NULL;
+    }
+    return mod;
+}

@@ -1,0 +1,256 @@
+"""Each connection's events in capture order, through the IBTA state machine (C).
+
+A *conversation* is one requester direction of a connection: the request flow and the
+responses that answer it (ACK, NAK, RNR NAK, READ responses, atomic ACKs), which travel on
+the paired flow. Its id is the request flow's id. When both ends of a QP pair post
+requests, each end's requests and the other end's responses to them form their own
+conversation, so two PSN spaces never mix.
+
+Events keep capture order (the order the capture point recorded them in); the C pass (`_connection.c`) keeps the requester's and responder's state and writes what each
+event was and, per retransmission episode, the evidence it rests on. Nothing here weighs
+timing: episodes.py does, with the capture's tolerances.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from rocetrace._source_hash import check_build_is_current
+from rocetrace.analysis.flows import FlowModel
+from rocetrace.analysis.order import stable_order
+from rocetrace.analysis.pfc import PauseWindows
+from rocetrace.analysis.prepared import (
+    ACK,
+    ATOMIC_ACK,
+    NAK,
+    READ_RESPONSE,
+    REQUEST,
+    RNR_NAK,
+    UD,
+    Prepared,
+    isin_small,
+)
+
+try:
+    import rocetrace.analysis._connection as _connection
+except ImportError as exc:
+    raise ImportError(
+        f"rocetrace's C module rocetrace.analysis._connection does not load ({exc}); it is "
+        "compiled when rocetrace is installed: rebuild it with `python3 -m pip install -e .` "
+        "in the rocetrace checkout (needs gcc and the Python headers)"
+    ) from exc
+
+check_build_is_current("rocetrace.analysis._connection", _connection.SOURCE_HASH)
+
+RESPONSE_KINDS = (READ_RESPONSE, ACK, NAK, RNR_NAK, ATOMIC_ACK)
+
+# Per-event flags (the F_* of _connection.c).
+NEW, RESENT, GAP, REUSE, STALE, UNSENT, OOS, LATE, ADVANCE, REORDER = (1 << k for k in range(10))
+# Anomaly kinds (A_* of _connection.c).
+ANOMALY_REUSE, ANOMALY_UNSENT, ANOMALY_REORDER = 1, 2, 3
+HISTORY_LEN = 48
+
+# The episode record of _connection.c, field by field (all int64).
+EPISODE_FIELDS = (
+    "conv", "first_ev", "last_ev", "n_resent", "start_ext", "end_ext", "sent_hi",
+    "last_sent_first", "acked", "acked_ev", "nak_ev", "nak_ext", "nak_kind", "nak_after",
+    "prev_ev", "prev_req_ev", "progress_ev", "contiguous", "skips", "skipped", "ack_skips",
+    "tail_skips", "start_pos", "start_opcode", "read_ev", "resp_hi", "resp_hi_ev", "orig_ev",
+    "n_resp", "resumed", "cursor", "cut_of", "new_naks", "start_kind", "msg_first",
+    "nak_early", "cut_by_split",
+)  # fmt: skip
+# How an episode began (start_kind): the first resend after new data or of the capture,
+# a restart (the PSN went back), a resend of exactly a PSN a newer NAK asked for, the next
+# READ of a run of READ re-issues, a run resumed after a silence only a timer explains.
+START_FIRST, START_RESTART, START_ASKED, START_REISSUE, START_TIMER = range(5)
+EPISODE_DTYPE = np.dtype([(name, np.int64) for name in EPISODE_FIELDS])
+ANOMALY_DTYPE = np.dtype([(name, np.int64) for name in ("kind", "ev", "other_ev", "conv")])
+CONV_FIELDS = ("sent_hi", "acked", "progress_ev", "last_ev", "outstanding", "first_ext")
+if len(EPISODE_FIELDS) != _connection.EPISODE_FIELDS or (
+    len(CONV_FIELDS) != _connection.CONV_FIELDS
+):
+    raise ImportError("rocetrace.analysis._connection: record layouts differ from the C module")
+
+
+@dataclass
+class Conversations:
+    """The state machine's output. Event arrays are in event order (by conversation, then
+    capture order); `row` maps an event to its frame index in Prepared."""
+
+    row: np.ndarray
+    conv: np.ndarray
+    ts: np.ndarray
+    kind: np.ndarray
+    ext: np.ndarray  # unwrapped PSN
+    gap: np.ndarray  # PSNs skipped just before the event
+    episode: np.ndarray  # retransmission episode of a resent request, -1 otherwise
+    link: np.ndarray  # resend -> original; ACK -> request it times (Karn); NAK -> first OOS
+    flags: np.ndarray
+    episodes: np.ndarray  # EPISODE_DTYPE records
+    anomalies: np.ndarray  # ANOMALY_DTYPE records
+    history: list[str]  # per flow id: the Zeek-style history of its conversation
+    state: np.ndarray  # per flow id: CONV_FIELDS at the capture's end
+    floor: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # per flow id: shortest NAK -> answer its path shows at this capture point, -1 none
+
+    def __len__(self) -> int:
+        return len(self.row)
+
+    def frames_of(self, events: np.ndarray, pp: Prepared) -> np.ndarray:
+        """Frame numbers of events (-1 stays -1)."""
+        events = np.asarray(events, np.int64)
+        out = np.full(len(events), -1, np.int64)
+        valid = events >= 0
+        out[valid] = pp.frames_at(self.row[events[valid]])
+        return out
+
+
+def conversation_of(pp: Prepared, model: FlowModel) -> np.ndarray:
+    """Per frame: the conversation (request flow id) it belongs to, -1 for none. Requests
+    belong to their own flow; responses to the flow whose requests they answer (the pair)."""
+    conv = np.full(len(pp), -1, np.int64)
+    inside = model.flow_id >= 0
+    request = inside & (pp.kind == REQUEST) & (pp.transport != UD)
+    conv[request] = model.flow_id[request]
+    response = np.flatnonzero(inside & isin_small(pp.kind, RESPONSE_KINDS))
+    if len(response) and len(model):
+        conv[response] = model.pair[model.flow_id[response]]
+    return conv
+
+
+def _event_order(conv: np.ndarray, n_conv: int) -> np.ndarray:
+    """Frame indices of the conversations' events, by conversation, each in capture order.
+
+    Capture order is the packet table's row order: the order the capture point recorded
+    the frames in, which is (timestamp, frame) while timestamps never go back. A jittery
+    clock makes them go back now and then while the records stay in arrival order, so
+    sorting by timestamp would swap back-to-back frames; several files are merged by time
+    into one table before they get here."""
+    rows = np.flatnonzero(conv >= 0)
+    return rows[stable_order(conv[rows], n_conv)]
+
+
+def run_conversations(
+    pp: Prepared,
+    model: FlowModel,
+    span: np.ndarray,
+    hosts_of: np.ndarray,
+    tol_ns: int,
+    frame_ns: int,
+    pauses: PauseWindows | None = None,
+) -> Conversations:
+    """Every conversation's events through the state machine; `span`: PSNs each frame
+    occupies (flows.read_spans); `hosts_of`: per flow, a code of its host pair (a path's
+    NAKs are answered alike); `tol_ns`: the clock slack and `frame_ns` the longest frame
+    time (tolerances.py); `pauses`: the capture's PFC pauses (pfc.py), which are no
+    silence.
+
+    Two passes: the first, in capture order alone, shows how soon after a NAK this capture
+    point sees its answer on each path (the shortest clean answer, which may have waited
+    for a frame on the wire); the second splits a run at its next PSN for a NAK of that PSN
+    only if the NAK was seen at least that long before, less twice the slack and a frame
+    time (episodes.py calls a split that close uncertain):
+    at a receiver a NAK is answered a round trip later, and a resend 50 ns after a NAK of
+    its PSN there is the go-back-N that was already on its way."""
+    n_conv = len(model)
+    conv = conversation_of(pp, model)
+    row = _event_order(conv, n_conv)
+    paused = _paused_so_far(pp, model, row, conv[row], pauses)
+    first = _run(pp, row, conv[row], span, tol_ns, np.full(n_conv, -1, np.int64), paused)
+    floor = answer_floor(first, hosts_of)
+    gate = np.where(floor >= 0, np.maximum(floor - 2 * (tol_ns + frame_ns), 0), -1)
+    out = _run(pp, row, conv[row], span, tol_ns, gate, paused)
+    out.floor = floor
+    return out
+
+
+def _paused_so_far(
+    pp: Prepared,
+    model: FlowModel,
+    row: np.ndarray,
+    ev_conv: np.ndarray,
+    pauses: PauseWindows | None,
+) -> np.ndarray:
+    """Per event: how long its conversation's priority was paused since the conversation's
+    first event (cumulative ns; zeros without PFC pauses)."""
+    paused = np.zeros(len(row), np.int64)
+    if not pauses or len(row) == 0:
+        return paused
+    ts = pp.ts[row]
+    new = np.ones(len(row), bool)
+    new[1:] = ev_conv[1:] != ev_conv[:-1]
+    prev = np.where(new, ts, np.roll(ts, 1))
+    step = pauses.overlap(model.priority[ev_conv], prev, ts)
+    cum = np.cumsum(step)
+    base = np.repeat(cum[new] - step[new], np.diff(np.append(np.flatnonzero(new), len(row))))
+    return cum - base
+
+
+def answer_floor(c: Conversations, hosts_of: np.ndarray) -> np.ndarray:
+    """Per conversation: the shortest time from a NAK to a resend of its PSN that starts an
+    episode on its own (after new data or by going back), over the conversation's host
+    pair; -1 where the path shows none."""
+    e = c.episodes
+    floor = np.full(len(hosts_of), -1, np.int64)
+    clean = (e["nak_ev"] >= 0) & (e["start_ext"] == e["nak_ext"]) & (e["nak_after"] == 0)
+    clean &= np.isin(e["start_kind"], (START_FIRST, START_RESTART))
+    clean &= (e["orig_ev"] >= 0) | (e["n_resent"] >= 2)  # not a lone late original
+    if not clean.any():
+        return floor
+    wait = c.ts[e["first_ev"][clean]] - c.ts[e["nak_ev"][clean]]
+    path = hosts_of[e["conv"][clean]]
+    shortest = pd.Series(wait).groupby(path).min()
+    per_path = np.full(int(hosts_of.max(initial=0)) + 1, -1, np.int64)
+    per_path[shortest.index.to_numpy(np.int64)] = np.maximum(shortest.to_numpy(np.int64), 0)
+    return np.where(hosts_of >= 0, per_path[np.maximum(hosts_of, 0)], -1)
+
+
+def _run(
+    pp: Prepared,
+    row: np.ndarray,
+    ev_conv: np.ndarray,
+    span: np.ndarray,
+    tol_ns: int,
+    gate: np.ndarray,
+    paused: np.ndarray,
+) -> Conversations:
+    """One pass of the state machine over the events `row` (frame indices)."""
+    n, n_conv = len(row), len(gate)
+    ts = pp.ts[row]
+    kind = pp.kind[row].astype(np.int8)
+    ext, gap = np.empty(n, np.int64), np.empty(n, np.int64)
+    episode, link = np.empty(n, np.int64), np.empty(n, np.int64)
+    flags = np.empty(n, np.int32)
+    history = np.zeros((n_conv, HISTORY_LEN), np.uint8)
+    state = np.zeros((n_conv, len(CONV_FIELDS)), np.int64)
+    opcode = np.where(pp.opcode[row] >= 0, pp.opcode[row], -1).astype(np.int16)
+    eps, anomalies = _connection.run(
+        np.ascontiguousarray(ev_conv, np.int64),
+        np.ascontiguousarray(ts, np.int64),
+        kind,
+        np.ascontiguousarray(pp.psn[row], np.int64),
+        np.ascontiguousarray(span[row], np.int64),
+        opcode,
+        pp.position[row].astype(np.int8),
+        ext, gap, episode, link, flags, history, state,
+        np.ascontiguousarray(gate, np.int64), np.ascontiguousarray(paused, np.int64),
+        int(tol_ns),
+    )  # fmt: skip
+    return Conversations(
+        row=row,
+        conv=ev_conv,
+        ts=ts,
+        kind=kind,
+        ext=ext,
+        gap=gap,
+        episode=episode,
+        link=link,
+        flags=flags,
+        episodes=np.frombuffer(eps, EPISODE_DTYPE),
+        anomalies=np.frombuffer(anomalies, ANOMALY_DTYPE),
+        history=[bytes(h).rstrip(b"\0").decode("ascii") for h in history],
+        state=state,
+    )

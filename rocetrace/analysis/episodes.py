@@ -1,0 +1,386 @@
+"""Retransmission episodes: what triggered each and how the NIC resent, with the evidence and
+how certain the capture makes each answer (docs/analysis.md gives every rule).
+
+The state machine (connection.py) found the episodes and the protocol facts around each:
+the NAK it answers, what had been sent and acknowledged, the shape of the resent PSNs. Here
+those facts are weighed with the capture's own clock (tolerances.py) and its PFC pauses.
+Each answer is `certain` (the capture excludes every alternative), `likely` (an
+alternative needs something the capture shows no sign of, or the answer comes from the
+same NIC's certain episodes: the recovery policy is a NIC setting) or `uncertain`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from rocetrace.analysis import connection as cn
+from rocetrace.analysis.flows import FlowModel
+from rocetrace.analysis.prepared import NAK, POS_FIRST, POS_ONLY, PSN_MOD, Prepared
+from rocetrace.analysis.tolerances import MIN_ACK_TIMEOUT_NS, Tolerances
+
+CERTAIN, LIKELY, UNCERTAIN = "certain", "likely", "uncertain"
+CERTAINTIES = (CERTAIN, LIKELY, UNCERTAIN)
+TRIGGERS = ("nak", "rnr", "timeout", "read_reissue", "unknown")
+MODES = ("go-back-n", "go-back-0", "selective-repeat")
+READ_REQUEST_OP = 0x0C
+ACK_TIMEOUT_UNIT_S = 4.096e-6
+SEND_OPS = range(0x00, 0x06)  # SEND FIRST .. SEND ONLY WITH IMMEDIATE (low 5 bits)
+
+EPISODE_COLUMNS = [
+    "flow_id", "src_ip", "dst_ip", "dest_qp", "ts", "ts_ns", "trigger", "trigger_certainty",
+    "nak_psn", "nak_frame", "start_psn", "last_psn", "packets", "mode", "mode_certainty",
+    "delay_s", "first_frame", "evidence_frames", "nak_latency_ns",
+    "retransmission_latency_ns", "silence_ns", "paused_ns", "resumed",
+]  # fmt: skip
+
+
+@dataclass
+class Context:
+    """What the rules read besides the episode records."""
+
+    conv: cn.Conversations
+    pp: Prepared
+    model: FlowModel
+    tol: Tolerances
+    paused_ns: np.ndarray  # per episode: PFC pause of its priority while it waited
+    losses_upstream: np.ndarray  # per conversation: the capture saw requests lost before it
+
+
+def _ts(c: cn.Conversations, ev: np.ndarray) -> np.ndarray:
+    """Timestamps of events; events -1 read as the int64 minimum's neighbourhood (absent)."""
+    return np.where(ev >= 0, c.ts[np.maximum(ev, 0)], np.iinfo(np.int64).min // 4)
+
+
+def _middle_resends(c: cn.Conversations, e: np.ndarray) -> np.ndarray:
+    """Per episode, resends of a PSN other than its first and the newest one sent before it
+    (a selective repeat resends only those two: anything else is going back N)."""
+    rows = np.flatnonzero(c.episode >= 0)
+    k = c.episode[rows]
+    middle = (c.ext[rows] != e["start_ext"][k]) & (c.ext[rows] != e["last_sent_first"][k])
+    return np.bincount(k[middle], minlength=len(e))
+
+
+def _read_reissue(e: np.ndarray) -> np.ndarray:
+    """A READ request asked again, with no NAK to answer: the requester re-issued the READ
+    from a response it is missing."""
+    return (e["read_ev"] >= 0) & ((e["start_opcode"] & 0x1F) == READ_REQUEST_OP) & (e["nak_ev"] < 0)
+
+
+def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each episode's trigger and its certainty. The cause the capture shows (a NAK, or a
+    later READ response that revealed a missing one) is taken when the resend came within
+    the shortest ACK timer of it; a slower resend may instead be the timer's, when the
+    cause never reached the sender (_slow_answers)."""
+    c, slack = x.conv, x.tol.slack_ns
+    t0 = c.ts[e["first_ev"]]
+    silence = t0 - _ts(c, e["prev_req_ev"])
+    timer = silence >= MIN_ACK_TIMEOUT_NS - slack
+    has_nak = e["nak_ev"] >= 0
+    later = _read_reissue(e) & (e["resp_hi"] > e["start_ext"])
+    cause = np.where(has_nak, e["nak_ev"], np.where(later, e["resp_hi_ev"], -1))
+    wait = t0 - _ts(c, cause) - x.paused_ns
+    trigger = np.select(
+        [has_nak & (e["nak_kind"] == NAK), has_nak, later, timer],
+        ["nak", "rnr", "read_reissue", "timeout"],
+        "unknown",
+    ).astype(object)
+    certainty = np.full(len(e), CERTAIN, dtype=object)
+    certainty[(cause >= 0) & ((e["nak_after"] == 1) | (wait <= slack))] = LIKELY
+    certainty[trigger == "unknown"] = UNCERTAIN
+    certainty[_split_at_the_floor(x, e, wait) | (e["cut_by_split"] == 1)] = UNCERTAIN
+    slow = (cause >= 0) & (trigger != "rnr") & (wait >= MIN_ACK_TIMEOUT_NS - slack)
+    if slow.any():
+        _slow_answers(x, e, slow, cause, trigger, certainty)
+    return trigger, certainty
+
+
+def _split_at_the_floor(x: Context, e: np.ndarray, wait: np.ndarray) -> np.ndarray:
+    """Runs split off at a resend of exactly a PSN a newer NAK asked for, when that NAK came
+    no more than a frame time (plus the clock slack) earlier than the shortest answer the
+    path shows (the sender may have chosen that resend as the next PSN of the run it was
+    sending before the NAK reached it), or came before the run began (the sender had both
+    NAKs when it chose the run, which may go on through this PSN)."""
+    c = x.conv
+    asked = (e["start_kind"] == cn.START_ASKED) & (e["nak_ev"] >= 0)
+    floor = c.floor[e["conv"]] if len(c.floor) else np.full(len(e), -1, np.int64)
+    close = wait - floor <= x.tol.slack_ns + x.tol.max_frame_ns
+    return asked & ((floor < 0) | close | (e["nak_early"] == 1))
+
+
+def _slow_answers(
+    x: Context,
+    e: np.ndarray,
+    slow: np.ndarray,
+    cause: np.ndarray,
+    trigger: np.ndarray,
+    certainty: np.ndarray,
+) -> None:
+    """A resend longer after its cause than the shortest ACK timer: a slow answer (the
+    sender was busy or paused), or the cause never reached the sender (lost after the
+    capture point) and its ACK timer fired. The timer fires no sooner than its timeout
+    after the last progress the sender had seen before that cause; the capture's own
+    timeouts say how long the timeout is at least. A resend sooner than that after the
+    last progress is the cause's answer; else the capture cannot tell."""
+    c = x.conv
+    t0 = c.ts[e["first_ev"]]
+    since = t0 - c.ts[_progress_before(c, e["conv"], cause)]
+    timer = _shortest_timer(x, e, trigger)
+    maybe_timer = slow & (since >= timer - x.tol.slack_ns)
+    certainty[maybe_timer] = UNCERTAIN
+
+
+def _progress_before(c: cn.Conversations, conv: np.ndarray, ev: np.ndarray) -> np.ndarray:
+    """Per (conversation, event): the conversation's latest event before it that
+    acknowledged something new, else its first event."""
+    first = np.searchsorted(c.conv, conv)  # events are grouped by conversation
+    adv = np.flatnonzero((c.flags & cn.ADVANCE) > 0)
+    if len(adv) == 0:
+        return first
+    k = np.maximum(np.searchsorted(adv, ev) - 1, 0)
+    found = (adv[k] < ev) & (c.conv[adv[k]] == conv)
+    return np.where(found, adv[k], first)
+
+
+def _shortest_timer(x: Context, e: np.ndarray, trigger: np.ndarray) -> int:
+    """The shortest ACK timeout the capture's timeouts show: their silence since the last
+    progress; the IBTA minimum when it shows none."""
+    c = x.conv
+    timeouts = np.flatnonzero((trigger == "timeout") & (e["nak_ev"] < 0))
+    if len(timeouts) == 0:
+        return MIN_ACK_TIMEOUT_NS
+    start = e["first_ev"][timeouts]
+    since = c.ts[start] - c.ts[_progress_before(c, e["conv"][timeouts], start)]
+    return int(max(since.min(), MIN_ACK_TIMEOUT_NS))
+
+
+def _op_class(opcode: np.ndarray) -> np.ndarray:
+    """send | rdma: selective repeat covers RDMA READ and WRITE only (ConnectX-6 Dx and
+    later); SENDs still go back N on the same NIC."""
+    return np.where(np.isin(opcode & 0x1F, SEND_OPS), "send", "rdma").astype(object)
+
+
+def _modes(
+    x: Context, e: np.ndarray, trigger: np.ndarray, trigger_certainty: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each episode's recovery mode and its certainty, from the PSNs it resent: what only
+    one policy resends (a go-back-0's restart below the NAKed PSN, a go-back-N's PSN between
+    the first and the newest, a selective repeat's skip to the newest) is certain; what two
+    policies would both have sent takes the policy the same NIC shows elsewhere."""
+    c = x.conv
+    middle = _middle_resends(c, e)
+    tail_skip = (e["tail_skips"] > 0) & (middle == 0)
+    same_packets = (middle == 0) & (e["skips"] == 0) & (e["end_ext"] >= e["last_sent_first"])
+    gb0 = _go_back_0(e)
+    mode = np.select([gb0, tail_skip], ["go-back-0", "selective-repeat"], "go-back-n")
+    mode = mode.astype(object)
+    mode[_read_reissue(e)] = "go-back-n"
+    certainty = np.full(len(e), UNCERTAIN, dtype=object)
+    certainty[_read_reissue(e) | gb0 | (middle > 0)] = CERTAIN
+    upstream = x.losses_upstream[e["conv"]]
+    certainty[tail_skip & (~upstream | _back_to_back(x, e))] = CERTAIN
+    hidden = np.where(middle > 0, _hidden_first(x, e, trigger, gb0), 0)
+    certainty[hidden != 0] = UNCERTAIN
+    host = x.model.src[e["conv"]]
+    _resolve_hidden_first(host, hidden, gb0, mode, certainty)
+    cut_short = (e["n_resent"] == 1) & (e["end_ext"] < e["last_sent_first"])
+    below_ack = _below_ack(e, trigger)
+    certainty[below_ack] = UNCERTAIN
+    certainty[e["cut_by_split"] == 1] = UNCERTAIN  # its runs may be two episodes' (above)
+    either = (same_packets | cut_short | below_ack) & (certainty != CERTAIN) & ~gb0
+    policy = _host_policy(x, e, mode, certainty)
+    # below an ACK the sender may not have had: a go-back-0 NIC would restart there both
+    # when it had the ACK (going back) and when it had not (at its first unacked PSN)
+    policy[below_ack & (policy == "go-back-0")] = ""
+    # the policy a NIC applies depends on the operation the NAK was about: without a known
+    # trigger, which one applies is open
+    policy[trigger_certainty == UNCERTAIN] = ""
+    known = either & (policy != "")
+    mode[known] = policy[known]
+    certainty[known] = LIKELY
+    return mode, certainty
+
+
+def _go_back_0(e: np.ndarray) -> np.ndarray:
+    """Restarts at a message's first PSN below the NAKed PSN: go-back-N never resends what
+    the NAK it answers acknowledged."""
+    return (e["nak_ev"] >= 0) & (e["start_ext"] < e["nak_ext"])
+
+
+def _below_ack(e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
+    """Timer restarts at a message's first PSN below an ACK the capture saw: a go-back-0,
+    or a go-back-N whose sender never got that ACK (lost after the capture point): the
+    capture cannot tell which."""
+    msg_start = np.isin(e["start_pos"], (POS_FIRST, POS_ONLY))
+    return (trigger == "timeout") & (e["start_ext"] <= e["acked"]) & (e["acked_ev"] >= 0) & msg_start
+
+
+def _hidden_first(x: Context, e: np.ndarray, trigger: np.ndarray, gb0: np.ndarray) -> np.ndarray:
+    """Restarts inside a message (at the NAKed PSN, or after a timer), captured where the
+    path loses requests before the capture point: a go-back-0 whose resends from the
+    message's first PSN up to there were all lost on the way would look the same. Per
+    episode, how many such resends it would have lost (0: not possible; -1: unknown, the
+    capture missed the message's start)."""
+    msg_start = np.isin(e["start_pos"], (POS_FIRST, POS_ONLY))
+    possible = (trigger != "read_reissue") & ~msg_start & ~gb0 & x.losses_upstream[e["conv"]]
+    known = e["msg_first"] > np.iinfo(np.int64).min // 4
+    lost = np.where(known, e["start_ext"] - e["msg_first"], -1)
+    return np.where(possible, lost, 0)
+
+
+def _resolve_hidden_first(
+    host: np.ndarray, hidden: np.ndarray, gb0: np.ndarray, mode: np.ndarray, certainty: np.ndarray
+) -> None:
+    """A NIC that restarts at a message's first PSN elsewhere goes back to 0 here too. Else
+    a go-back-N is likely when a go-back-0 would have lost two resends or more in a row on
+    the way, or when the NIC restarts inside messages twice or more; with one lost resend
+    and one such answer, the capture cannot tell."""
+    gb0_hosts = np.unique(host[gb0])
+    inside = pd.Series(host[hidden != 0]).value_counts()
+    for k in np.flatnonzero(hidden != 0):
+        if host[k] in gb0_hosts:
+            mode[k], certainty[k] = "go-back-0", LIKELY
+        elif hidden[k] >= 2 or inside.get(host[k], 0) >= 2:
+            certainty[k] = LIKELY
+
+
+def _back_to_back(x: Context, e: np.ndarray) -> np.ndarray:
+    """Were an episode's first and second resends sent back to back, leaving no room on the
+    wire for the PSNs between them (which a go-back-N would have sent, and the capture
+    point might have missed)? Needs the link speed and a clock finer than a frame."""
+    out = np.zeros(len(e), bool)
+    if x.tol.link_bps is None:
+        return out
+    c, pp = x.conv, x.pp
+    second = np.flatnonzero(e["n_resent"] >= 2)
+    for k in second:  # episodes with a skip are few
+        rows = np.flatnonzero(c.episode[e["first_ev"][k] : e["last_ev"][k] + 1] == k)
+        if len(rows) < 2:
+            continue
+        a, b = e["first_ev"][k] + rows[0], e["first_ev"][k] + rows[1]
+        room = c.ts[b] - c.ts[a] + x.tol.slack_ns
+        frame = x.tol.frame_ns(int(pp.wire_len[c.row[b]]))
+        out[k] = room < frame * (1 + int(c.ext[b] - c.ext[a] - 1)) * 1.0 + frame
+    return out
+
+
+def _host_policy(
+    x: Context, e: np.ndarray, mode: np.ndarray, certainty: np.ndarray
+) -> np.ndarray:
+    """Per episode, the one mode its sending NIC shows in its certain episodes of the same
+    operation class ("" when none or several): the recovery policy is a NIC setting."""
+    host = x.model.src[e["conv"]]
+    op = _op_class(e["start_opcode"])
+    key = pd.Series(host.astype(str)) + "/" + pd.Series(op)
+    sure = pd.DataFrame({"key": key, "mode": mode})[certainty == CERTAIN]
+    one = sure.groupby("key")["mode"].agg(lambda m: m.iloc[0] if m.nunique() == 1 else "")
+    found = key.map(one).to_numpy(object)
+    return np.where(pd.isna(found), "", found).astype(object)
+
+
+def _evidence(x: Context, e: np.ndarray, trigger: np.ndarray) -> list[list[int]]:
+    """Per episode, the frames a person opens to check it: the NAK, the first resend, the
+    original of its first PSN, the last request before a timeout's silence, the last
+    resend."""
+    c, pp = x.conv, x.pp
+    cols = [e["nak_ev"], e["first_ev"], e["orig_ev"], e["prev_req_ev"], e["last_ev"]]
+    frames = np.column_stack([c.frames_of(col, pp) for col in cols])
+    frames[trigger != "timeout", 3] = -1
+    return [[int(f) for f in dict.fromkeys(row) if f >= 0] for row in frames.tolist()]
+
+
+def episode_table(x: Context) -> pd.DataFrame:
+    """The retransmissions table (EPISODE_COLUMNS), by time."""
+    e = x.conv.episodes
+    if len(e) == 0:
+        return empty_episodes()
+    c, pp, model = x.conv, x.pp, x.model
+    trigger, trigger_certainty = _triggers(x, e)
+    mode, mode_certainty = _modes(x, e, trigger, trigger_certainty)
+    reissue = _read_reissue(e) & (e["n_resp"] >= 0)
+    flow = np.where(reissue & (model.pair[e["conv"]] >= 0), model.pair[e["conv"]], e["conv"])
+    t0 = c.ts[e["first_ev"]]
+    t_nak = _ts(c, e["nak_ev"])
+    by_nak = np.isin(trigger, ("nak", "rnr")) & (e["nak_ev"] >= 0)
+    silence = t0 - _ts(c, e["prev_req_ev"])
+    delay = np.where(by_nak, t0 - t_nak, np.where(e["prev_req_ev"] >= 0, silence, 0))
+    nak_psn = np.where(trigger == "nak", e["nak_ext"] % PSN_MOD, -1)
+    df = pd.DataFrame(
+        {
+            "flow_id": flow.astype(np.int64),
+            "src_ip": pp.ips[model.src[flow]],
+            "dst_ip": pp.ips[model.dst[flow]],
+            "dest_qp": model.qp[flow],
+            "ts": t0 / 1e9,
+            "ts_ns": t0,
+            "trigger": pd.Categorical(trigger, categories=TRIGGERS),
+            "trigger_certainty": pd.Categorical(trigger_certainty, categories=CERTAINTIES),
+            "nak_psn": pd.array(np.where(nak_psn >= 0, nak_psn, 0), "Int64"),
+            "nak_frame": pd.array(c.frames_of(e["nak_ev"], pp), "Int64"),
+            "start_psn": e["start_ext"] % PSN_MOD,
+            "last_psn": e["end_ext"] % PSN_MOD,
+            "packets": np.where(reissue, e["n_resp"], e["n_resent"]),
+            "mode": pd.Categorical(mode, categories=MODES),
+            "mode_certainty": pd.Categorical(mode_certainty, categories=CERTAINTIES),
+            "delay_s": np.round(delay / 1e9, 9),
+            "first_frame": c.frames_of(e["first_ev"], pp),
+            "evidence_frames": _evidence(x, e, trigger),
+            "nak_latency_ns": pd.array(np.where(by_nak, t0 - t_nak, 0), "Int64"),
+            "retransmission_latency_ns": pd.array(t0 - _ts(c, e["orig_ev"]), "Int64"),
+            "silence_ns": pd.array(silence, "Int64"),
+            "paused_ns": x.paused_ns,
+            "resumed": e["resumed"] > 0,
+        }
+    )
+    df.loc[~by_nak, "nak_frame"] = pd.NA
+    df.loc[trigger != "nak", "nak_psn"] = pd.NA
+    df.loc[~by_nak, "nak_latency_ns"] = pd.NA
+    df.loc[e["orig_ev"] < 0, "retransmission_latency_ns"] = pd.NA
+    df.loc[e["prev_req_ev"] < 0, "silence_ns"] = pd.NA
+    by_time = np.lexsort((df["first_frame"].to_numpy(), t0))
+    row_of = np.empty(len(by_time), np.int64)
+    row_of[by_time] = np.arange(len(by_time))
+    out = df.take(by_time).reset_index(drop=True)
+    out.attrs["row_of_episode"] = row_of  # the state machine's episode -> table row
+    return out
+
+
+def empty_episodes() -> pd.DataFrame:
+    """The retransmissions table with no rows (same columns and dtypes)."""
+    out = pd.DataFrame(
+        {
+            "flow_id": pd.Series(dtype=np.int64),
+            "src_ip": pd.Series(dtype=object),
+            "dst_ip": pd.Series(dtype=object),
+            "dest_qp": pd.Series(dtype=np.int64),
+            "ts": pd.Series(dtype=float),
+            "ts_ns": pd.Series(dtype=np.int64),
+            "trigger": pd.Categorical([], categories=TRIGGERS),
+            "trigger_certainty": pd.Categorical([], categories=CERTAINTIES),
+            "nak_psn": pd.array([], "Int64"),
+            "nak_frame": pd.array([], "Int64"),
+            "start_psn": pd.Series(dtype=np.int64),
+            "last_psn": pd.Series(dtype=np.int64),
+            "packets": pd.Series(dtype=np.int64),
+            "mode": pd.Categorical([], categories=MODES),
+            "mode_certainty": pd.Categorical([], categories=CERTAINTIES),
+            "delay_s": pd.Series(dtype=float),
+            "first_frame": pd.Series(dtype=np.int64),
+            "evidence_frames": pd.Series(dtype=object),
+            "nak_latency_ns": pd.array([], "Int64"),
+            "retransmission_latency_ns": pd.array([], "Int64"),
+            "silence_ns": pd.array([], "Int64"),
+            "paused_ns": pd.Series(dtype=np.int64),
+            "resumed": pd.Series(dtype=bool),
+        }
+    )
+    out.attrs["row_of_episode"] = np.zeros(0, np.int64)
+    return out
+
+
+def ack_timeout_estimate(delay_s: float) -> tuple[int, float]:
+    """Nearest IBTA ACK timeout 4.096 us * 2^k to an observed silence: (k, seconds)."""
+    k = int(np.clip(np.round(np.log2(max(delay_s, 1e-12) / ACK_TIMEOUT_UNIT_S)), 0, 31))
+    return k, ACK_TIMEOUT_UNIT_S * 2**k

@@ -1,0 +1,163 @@
+"""Per-flow sequence facts read off the state machine's events: retransmitted packets, PSN
+gaps and the gaps no later packet fills (capture drops), the NAKs table, and round-trip
+times taken only from packets sent once (Karn's rule: a resent packet's ACK may answer
+either copy)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from rocetrace.analysis import connection as cn
+from rocetrace.analysis.flows import FlowModel
+from rocetrace.analysis.frames import empty_frame
+from rocetrace.analysis.prepared import (
+    ACK,
+    ATOMIC_ACK,
+    NAK,
+    POS_FIRST,
+    POS_ONLY,
+    READ_RESPONSE,
+    REQUEST,
+    RNR_NAK,
+    Prepared,
+    isin_small,
+)
+from rocetrace.dissectors.aeth import RNR_TIMER_US
+
+BIG = np.int64(1) << 42  # separates conversations in one sorted key
+NAK_KINDS = (
+    "psn_sequence_error",
+    "rnr",
+    "invalid_request",
+    "remote_access_error",
+    "remote_operational_error",
+)
+_CATEGORIES = [*NAK_KINDS, "invalid_rd_request", "reserved"]
+_KIND_DTYPE = pd.CategoricalDtype(_CATEGORIES)
+_SYNDROME_CATEGORY = np.array(  # per 5-bit NAK code (0-4 defined), its category
+    [0, 2, 3, 4, 5] + [_CATEGORIES.index("reserved")] * 27, np.int8
+)
+NAK_COLUMNS = [
+    "frame", "ts_ns", "flow_id", "nak_flow_id", "kind", "psn", "rnr_timer_us", "stale",
+    "generation_latency_ns",
+]  # fmt: skip
+RTT_COLUMNS = ["rtt_samples", "rtt_min_s", "rtt_median_s", "rtt_max_s"]
+
+
+def flow_counts(c: cn.Conversations, model: FlowModel) -> tuple[np.ndarray, np.ndarray]:
+    """Per flow (its own frames): retransmitted packets and PSNs skipped."""
+    n = len(model)
+    flow = model.flow_id[c.row]
+    resent = np.flatnonzero(c.flags & cn.RESENT)
+    gapped = np.flatnonzero(c.gap > 0)
+    retx = np.bincount(flow[resent], minlength=n)[:n]
+    gaps = np.bincount(flow[gapped], weights=c.gap[gapped], minlength=n)[:n].astype(np.int64)
+    return retx, gaps
+
+
+def capture_gaps(c: cn.Conversations, pp: Prepared, model: FlowModel) -> pd.DataFrame:
+    """Gaps in a flow's requests or READ responses whose skipped PSNs never show up later in
+    that flow: the capture missed them (a sniffer drop), or they were never resent."""
+    j = np.flatnonzero(c.gap > 0)
+    if len(j) == 0:
+        return empty_frame(dict.fromkeys(["flow_id", "ts_ns", "frame", "psns"], object))
+    flow = model.flow_id[c.row]
+    same_kind = np.where(c.kind == REQUEST, 0, 1)
+    group = (flow * 2 + same_kind).astype(np.int64)
+    valid = isin_small(c.kind, (REQUEST, READ_RESPONSE)) & (c.ext > np.iinfo(np.int64).min // 4)
+    low = c.ext[valid].min(initial=0)
+    key = np.sort(np.where(valid, group * BIG + (c.ext - low), -1))
+    lo, hi = c.ext[j] - c.gap[j] - low, c.ext[j] - 1 - low
+    base = group[j] * BIG
+    seen = np.searchsorted(key, hi + base, "right") - np.searchsorted(key, lo + base, "left")
+    drop = j[seen == 0]
+    return pd.DataFrame(
+        {
+            "flow_id": flow[drop],
+            "ts_ns": c.ts[drop],
+            "frame": pp.frames_at(c.row[drop]),
+            "psns": c.gap[drop],
+        }
+    )
+
+
+def nak_table(c: cn.Conversations, pp: Prepared, model: FlowModel) -> pd.DataFrame:
+    """One row per NAK or RNR NAK frame: the flow it is about (null when its carrier is not
+    paired), `stale` (its PSN was already acknowledged: the requester ignores it) and
+    `generation_latency_ns` (first out-of-sequence request the capture saw -> this NAK)."""
+    idx = np.flatnonzero(isin_small(pp.kind, (NAK, RNR_NAK)) & (model.flow_id >= 0))
+    carrier = model.flow_id[idx]
+    about = model.pair[carrier]
+    code = pp.syndrome[idx] & 0x1F
+    rnr = pp.kind[idx] == RNR_NAK
+    kind = np.where(rnr, _CATEGORIES.index("rnr"), _SYNDROME_CATEGORY[code]).astype(np.int8)
+    ev = _events_of(c, idx)
+    has = ev >= 0
+    stale = np.zeros(len(idx), bool)
+    stale[has] = (c.flags[ev[has]] & cn.STALE) > 0
+    latency = np.full(len(idx), -1, np.int64)
+    linked = has.copy()
+    linked[has] = c.link[ev[has]] >= 0
+    latency[linked] = c.ts[ev[linked]] - c.ts[c.link[ev[linked]]]
+    return pd.DataFrame(
+        {
+            "frame": pp.frames_at(idx),
+            "ts_ns": pp.ts[idx],
+            "flow_id": pd.arrays.IntegerArray(np.maximum(about, 0).astype(np.int32), about < 0),
+            "nak_flow_id": carrier.astype(np.int32),
+            "kind": pd.Categorical.from_codes(kind, dtype=_KIND_DTYPE),
+            "psn": pp.psn[idx],
+            "rnr_timer_us": np.where(rnr, np.asarray(RNR_TIMER_US)[code], np.nan),
+            "stale": stale,
+            "generation_latency_ns": pd.arrays.IntegerArray(np.maximum(latency, 0), ~linked),
+        }
+    )
+
+
+def _events_of(c: cn.Conversations, rows: np.ndarray) -> np.ndarray:
+    """The event index of each frame index (-1 for frames in no conversation)."""
+    by_row = np.argsort(c.row, kind="stable")
+    sorted_rows = c.row[by_row]
+    at = np.minimum(np.searchsorted(sorted_rows, rows), max(len(sorted_rows) - 1, 0))
+    if len(sorted_rows) == 0:
+        return np.full(len(rows), -1, np.int64)
+    return np.where(sorted_rows[at] == rows, by_row[at], -1)
+
+
+def nak_counts(naks: pd.DataFrame, n_flows: int) -> pd.DataFrame:
+    """Per flow (index = flow_id), NAKs the peer sent about it, by kind."""
+    kinds = naks["kind"].astype("category").cat
+    code = [NAK_KINDS.index(k) if k in NAK_KINDS else -1 for k in kinds.categories]
+    kind = np.array([*code, -1], np.int64)[kinds.codes.to_numpy()]
+    keep = np.flatnonzero((kind >= 0) & naks["flow_id"].notna().to_numpy())
+    flow = naks["flow_id"].to_numpy(np.int64, na_value=-1)[keep]
+    counts = np.bincount(flow * len(NAK_KINDS) + kind[keep], minlength=n_flows * len(NAK_KINDS))
+    return pd.DataFrame(
+        counts.reshape(n_flows, len(NAK_KINDS)),
+        index=pd.RangeIndex(n_flows),
+        columns=[f"naks_{k}" for k in NAK_KINDS],
+    ).astype(np.int64)
+
+
+def rtt_per_flow(c: cn.Conversations, pp: Prepared, n_flows: int) -> pd.DataFrame:
+    """Per request flow: min, median and max request -> answer time at the capture point,
+    from answers to requests sent once (ACKs and atomic ACKs the state machine timed, first
+    READ responses of READs answered once)."""
+    pos = pp.position[c.row]
+    acks = isin_small(c.kind, (ACK, ATOMIC_ACK))
+    first_response = (c.kind == READ_RESPONSE) & isin_small(pos, (POS_FIRST, POS_ONLY))
+    first_response &= (c.flags & cn.RESENT) == 0
+    ev = np.flatnonzero((acks | first_response) & (c.link >= 0))
+    ev = ev[c.ts[c.link[ev]] <= c.ts[ev]]  # a clock that went back gives no sample
+    rtt = (c.ts[ev] - c.ts[c.link[ev]]).astype(float) / 1e9
+    out = np.full((n_flows, 3), np.nan)
+    samples = np.bincount(c.conv[ev], minlength=n_flows)[:n_flows] if n_flows else []
+    if len(ev):
+        df = pd.DataFrame({"flow": c.conv[ev], "rtt": rtt})
+        g = df.groupby("flow")["rtt"]
+        stats = pd.concat([g.min(), g.median(), g.max()], axis=1)
+        out[stats.index.to_numpy(np.int64)] = stats.to_numpy()
+    table = pd.DataFrame(out, columns=RTT_COLUMNS[1:])
+    table.insert(0, "rtt_samples", np.asarray(samples, np.int64))
+    return table

@@ -1,0 +1,143 @@
+"""What the capture's clock can show: the only source of timing slack in the analysis.
+
+A rule that compares two timestamps must allow for the clock that wrote them: its
+resolution (tcpdump writes microseconds unless asked for nanoseconds, so ~10 frames of
+100 Gb/s share one timestamp), its jitter (software stamping moves each timestamp by tens
+of ns or more; records stay in arrival order, so timestamps go backwards now and then) and
+the link speed (a frame's wire time), which the analysis estimates from the back-to-back
+spacing of one sender's frames instead of trusting a constant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rocetrace.link import wire_ns
+
+# IBTA link speeds a NIC port runs at, bits per second.
+STANDARD_SPEEDS = np.array([10e9, 25e9, 40e9, 50e9, 100e9, 200e9, 400e9, 800e9])
+# The shortest IBTA Local ACK Timeout: 4.096 us * 2^1 (0 disables the timer). A protocol
+# constant: no ACK timer fires sooner after the event that armed it.
+MIN_ACK_TIMEOUT_NS = 8_192
+_MIN_PAIRS = 32  # back-to-back frame pairs needed before a link speed is estimated
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    """The capture's clock, as measured on the capture itself."""
+
+    resolution_ns: int  # timestamp resolution (the file header, else the timestamps)
+    jitter_ns: int  # largest step back of timestamps in record order (0: never)
+    link_bps: float | None  # estimated link speed, None when the capture cannot show it
+    max_frame_ns: int = 0  # the longest frame's wire time, at most (see measure)
+
+    @property
+    def slack_ns(self) -> int:
+        """Two timestamps closer than this may be in either order."""
+        return int(self.resolution_ns + self.jitter_ns)
+
+    def frame_ns(self, wire_bytes: int | np.ndarray) -> float | np.ndarray:
+        """A frame's wire time at the estimated link speed (0 when unknown)."""
+        if self.link_bps is None:
+            return np.zeros_like(wire_bytes, dtype=float) if np.ndim(wire_bytes) else 0.0
+        return wire_ns(wire_bytes, self.link_bps)
+
+
+def timestamp_resolution(ts: np.ndarray, declared_ns: int | None) -> int:
+    """The file's declared resolution; else 1000 ns when every timestamp is a whole
+    microsecond (a packet table without its file), else 1 ns."""
+    if declared_ns:
+        return int(declared_ns)
+    if len(ts) and not np.any(ts % 1000):
+        return 1000
+    return 1
+
+
+def clock_jitter(ts: np.ndarray, spacing: np.ndarray) -> int:
+    """How far a timestamp may be off, at least: the larger of the largest step back
+    between consecutive records (records stay in arrival order) and half the spread of
+    back-to-back spacings (a NIC sends them exactly a frame time apart; a jittery clock
+    spreads them by up to twice its jitter)."""
+    back = int(max((ts[:-1] - ts[1:]).max(), 0)) if len(ts) > 1 else 0
+    if len(spacing) < _MIN_PAIRS:
+        return back
+    low, high = np.quantile(spacing, [0.05, 0.95])
+    return max(back, int(np.ceil((high - low) / 2)))
+
+
+def back_to_back_spacing(ts: np.ndarray, src: np.ndarray, wire_len: np.ndarray) -> np.ndarray:
+    """Time between consecutive frames of one endpoint (`src`: a source or a destination
+    code) and one size (the segments of a message), where they went back to back: the
+    spacings of the busiest cluster, those no more than twice the lower quartile."""
+    order = np.argsort(src, kind="stable")
+    s, t, w = src[order], ts[order], wire_len[order]
+    same = (s[1:] == s[:-1]) & (w[1:] == w[:-1]) & (s[1:] >= 0)
+    dt = (t[1:] - t[:-1])[same]
+    dt = dt[dt > 0]
+    if len(dt) < _MIN_PAIRS:
+        return dt
+    return dt[dt <= 2 * np.quantile(dt, 0.25)]
+
+
+def link_speed(spacing: np.ndarray, wire_bytes: int, slack_ns: int) -> float | None:
+    """The link speed back-to-back frames of `wire_bytes` show (their median spacing is
+    the frame's wire time), snapped to the nearest standard speed not below it; None
+    when there are too few, or the clock cannot resolve a frame time."""
+    if len(spacing) < _MIN_PAIRS or wire_bytes <= 0:
+        return None
+    median = float(np.median(spacing))
+    if median <= slack_ns:
+        return None
+    rate = (wire_bytes + 24) * 8 / median * 1e9
+    at_least = STANDARD_SPEEDS[rate * 0.9 <= STANDARD_SPEEDS]
+    return float(at_least[0]) if len(at_least) else float(STANDARD_SPEEDS[-1])
+
+
+def measure(
+    ts: np.ndarray,
+    src: np.ndarray,
+    dst: np.ndarray,
+    wire_len: np.ndarray,
+    declared_resolution_ns: int | None,
+) -> Tolerances:
+    """The tolerances of one capture (columns in record order). Back-to-back frames are
+    looked for per source (a NIC port sending) and per destination (a switch port
+    delivering); the tighter of the two clusters measures jitter, the faster the link."""
+    resolution = timestamp_resolution(ts, declared_resolution_ns)
+    size = _common_size(src, wire_len)
+    sized = wire_len == size
+    groups = [
+        back_to_back_spacing(ts[sized], by[sized], wire_len[sized]) for by in (src, dst)
+    ]
+    fine = resolution < 1000  # a microsecond clock resolves no frame time
+    spreads = [clock_jitter(ts, g if fine else g[:0]) for g in groups]
+    jitter = min(spreads)
+    speeds = [link_speed(g, size, resolution + jitter) for g in groups]
+    known = [v for v in speeds if v is not None]
+    link = max(known) if known else None
+    longest = int(wire_len.max(initial=0))
+    if link is not None:
+        frame = int(np.ceil(wire_ns(longest, link)))
+    else:  # no frame goes out sooner than a frame time after its source's previous one
+        frame = _closest_spacing(ts, src) + 2 * jitter + resolution
+    return Tolerances(resolution, jitter, link, frame)
+
+
+def _closest_spacing(ts: np.ndarray, src: np.ndarray) -> int:
+    """The closest two consecutive frames of one source came (0 when none)."""
+    order = np.argsort(src, kind="stable")
+    same = (src[order][1:] == src[order][:-1]) & (src[order][1:] >= 0)
+    dt = np.diff(ts[order])[same]
+    dt = dt[dt > 0]
+    return int(dt.min()) if len(dt) else 0
+
+
+def _common_size(src: np.ndarray, wire_len: np.ndarray) -> int:
+    """The most frequent frame size among frames with a source (full-size segments)."""
+    sizes = wire_len[src >= 0]
+    if len(sizes) == 0:
+        return 0
+    values, counts = np.unique(sizes, return_counts=True)
+    return int(values[np.argmax(counts)])

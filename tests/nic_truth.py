@@ -1,0 +1,142 @@
+"""What a capture point can see of what the simulated NICs did: the test-side view.
+
+The generator states facts only: which packet each captured frame is, and for every resend
+the NIC episode it belongs to (its trigger, the NAK that caused it, the mode the NIC
+used, and whether go-back-N and selective repeat would have resent the same packets).
+Here the tests decide what the analysis must conclude from the capture: per captured
+resend, the analysis must name the NIC's trigger and mode, or say it is uncertain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rocetrace.analysis.pipeline import analyze_packets
+from rocetrace.capture import read_capture
+from rocetrace.generate import generate
+from rocetrace.generate.capture import capture
+from rocetrace.generate.run import resolve, simulate
+from rocetrace.generate.table import ROLE_REQUEST
+
+# How a capture is re-clocked the way real capture points write it: a microsecond clock,
+# or each timestamp moved by up to +-N ns with the records left in arrival order.
+CLOCKS = ("ns", "us", "jitter5", "jitter50")
+
+
+@dataclass
+class Grade:
+    """The analysis against the NICs' truth, over the resends the capture shows."""
+
+    frames: int = 0  # captured resends (requests a NIC sent again)
+    episodes: int = 0  # NIC episodes with a captured resend
+    uncertain: int = 0  # of those episodes, the analysis said uncertain (where a mode shows)
+    wrong: list[str] = field(default_factory=list)  # confident answers that are wrong
+    missed: list[str] = field(default_factory=list)  # visible resends not in an episode
+    false: list[str] = field(default_factory=list)  # episode frames no NIC resent
+
+
+def truth_table(scenario: str, seed: int, **overrides: Any) -> tuple[Any, Any]:
+    """The captured frames as the generator's table (frame k is row k - 1: `row` is the
+    packet's wire id, `episode` the NIC episode a resend belongs to) and the simulation."""
+    sc = resolve(scenario, overrides)
+    wire, res = simulate(sc, seed)
+    if sc.cm:
+        from rocetrace.generate.cm import add_cm_exchange
+
+        wire, _ = add_cm_exchange(wire, res, sc, seed)
+    return capture(wire, sc, np.random.default_rng([seed, 1])).table, res
+
+
+def reclock(packets: pd.DataFrame, clock: str, seed: int) -> tuple[pd.DataFrame, dict]:
+    """The packet table with its timestamps as `clock` writes them, and the option that
+    tells the analysis the resolution (the file header would)."""
+    ts = packets["ts_ns"].to_numpy(np.int64)
+    if clock == "us":
+        return packets.assign(ts_ns=ts // 1000 * 1000), {"ts_resolution_ns": 1000}
+    if clock.startswith("jitter"):
+        j = int(clock.removeprefix("jitter"))
+        moved = ts + np.random.default_rng([seed, 7]).integers(-j, j + 1, len(ts))
+        return packets.assign(ts_ns=moved), {}
+    return packets, {}
+
+
+def analyzed(tmp_path: Path, scenario: str, seed: int, clock: str = "ns", **ov: Any) -> Any:
+    """Generate, write, read back, re-clock and analyse one scenario."""
+    path = tmp_path / f"{scenario}-{seed}-{clock}.pcap"
+    generate(scenario, path, seed=seed, **ov)
+    cap = read_capture(path)
+    packets, options = reclock(cap.packets, clock, seed)
+    info = cap.info if clock == "ns" else None
+    return analyze_packets(packets, info, mads=cap.mads, **options)
+
+
+def _visible(table: Any, i: int, high: dict[tuple, int]) -> bool:
+    """Can the capture show frame i as a resend: was its PSN seen before in its flow (the
+    highest PSN captured so far is at or beyond it)? Updates `high`."""
+    key = (int(table["src"][i]), int(table["dst"][i]), int(table["dest_qp"][i]))
+    psn = int(table["psn"][i])
+    before = high.get(key)
+    step = None if before is None else (psn - before + (1 << 23)) % (1 << 24) - (1 << 23)
+    if step is None or step > 0:
+        high[key] = psn
+    return step is not None and step <= 0
+
+
+def grade(a: Any, table: Any, res: Any) -> Grade:
+    """Each captured request frame a NIC resent, against the analysis' episode holding it."""
+    g = Grade()
+    eps = a.retransmissions
+    episode_of = a.packets["episode"].to_numpy(dtype=float, na_value=np.nan)
+    frame_of_row = {int(r): k + 1 for k, r in enumerate(table["row"]) if r >= 0}
+    high: dict[tuple, int] = {}
+    seen: set[int] = set()
+    for i in range(len(table)):
+        request = table["role"][i] == ROLE_REQUEST
+        visible = _visible(table, i, high) if request else False
+        nic = int(table["episode"][i]) if request else -1
+        mine = episode_of[i] if i < len(episode_of) else np.nan
+        if nic < 0:
+            if mine == mine:
+                g.false.append(f"frame {i + 1}: in episode {int(mine)}, no NIC resent it")
+            continue
+        g.frames += 1
+        if mine != mine:
+            if visible:
+                g.missed.append(f"frame {i + 1}: resend of NIC episode {nic} not found")
+            continue
+        problems = _problems(eps.iloc[int(mine)], res.episodes[nic], frame_of_row)
+        g.wrong += [f"frame {i + 1}: {p}" for p in problems]
+        if nic not in seen:
+            seen.add(nic)
+            g.episodes += 1
+            g.uncertain += _uncertain(eps.iloc[int(mine)], res.episodes[nic])
+    return g
+
+
+def _problems(mine: Any, nic: Any, frame_of_row: dict[int, int]) -> list[str]:
+    """What the analysis claims with certainty (certain or likely) that the NIC did not."""
+    out = []
+    if mine["trigger_certainty"] != "uncertain":
+        if mine["trigger"] != nic.trigger:
+            out.append(f"trigger {mine['trigger']} ({mine['trigger_certainty']}), NIC {nic.trigger}")
+        elif nic.trigger in ("nak", "rnr"):
+            want = frame_of_row.get(nic.trigger_row, -1)
+            got = -1 if pd.isna(mine["nak_frame"]) else int(mine["nak_frame"])
+            if got != want:
+                out.append(f"NAK frame {got} ({mine['trigger_certainty']}), NIC's NAK frame {want}")
+    either = nic.either_policy and mine["mode_certainty"] != "certain"
+    if mine["mode_certainty"] != "uncertain" and mine["mode"] != nic.mode and not either:
+        out.append(f"mode {mine['mode']} ({mine['mode_certainty']}), NIC {nic.mode}")
+    return out
+
+
+def _uncertain(mine: Any, nic: Any) -> bool:
+    """Did the analysis leave open what the capture could have shown? A mode both policies
+    would have resent alike does not count."""
+    mode_open = mine["mode_certainty"] == "uncertain" and not nic.either_policy
+    return bool(mine["trigger_certainty"] == "uncertain" or mode_open)
