@@ -40,6 +40,7 @@ class CmPlan:
     responder_psns: np.ndarray  # the responder's send-queue start (REQ's Starting PSN)
     rows: list[dict[str, int]] = field(default_factory=list)
     payloads: list[bytes] = field(default_factory=list)
+    shift_ns: int = 0  # how much later the model's traffic was moved
 
     def truth(self, hosts: Hosts) -> list[dict[str, Any]]:
         """Expected `cm_connections` rows, in connection order."""
@@ -56,7 +57,8 @@ class CmPlan:
 def add_cm_exchange(
     all_rows: PacketTable, res: SimResult, sc: Scenario, seed: int
 ) -> tuple[PacketTable, CmPlan]:
-    """The model's rows moved after the handshakes, with every CM MAD added.
+    """The model's rows moved after the handshakes, with every CM MAD added after them
+    (wire ids go on from the model's).
 
     Adds one UD "connection" per direction between QP1s to `res.conns`, so the truth counts
     the MAD flows as the analysis sees them (UD, requester, peer QP 1).
@@ -72,14 +74,15 @@ def add_cm_exchange(
     setup_end = max(
         (_handshake(plan, i, t, sc, hosts, gsi) for i, t in enumerate(starts)), default=0
     )
-    shift = -(-(setup_end + 1_000) // 1_000) * 1_000
+    shift = plan.shift_ns = -(-(setup_end + 1_000) // 1_000) * 1_000
     for col in TIME_COLUMNS:
         all_rows.cols[col] = all_rows[col] + np.where(all_rows[col] > 0, shift, 0)
     end = int(all_rows["t_rx"].max(initial=shift)) + 1_000
     for i in range(len(conns)):
         _teardown(plan, i, end + i * HANDSHAKE_GAP_NS, sc, gsi)
     mads = PacketTable.from_rows(_numbered(plan.rows))
-    return PacketTable.concat([mads, all_rows]), plan
+    mads.cols["row"] = np.arange(len(all_rows), len(all_rows) + len(mads), dtype=np.int32)
+    return PacketTable.concat([all_rows, mads]), plan
 
 
 def _gsi_conns(res: SimResult, conns: list[Conn]) -> dict[tuple[int, int], int]:

@@ -12,12 +12,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rocetrace.generate.encap import Encap
+from rocetrace.generate.ledger import CnpCause, Ledger
 from rocetrace.generate.model import Conn, Episode, Message, packets_for
 from rocetrace.generate.network import EventLoop, Network, Packet
+from rocetrace.generate.pfc import storm
 from rocetrace.generate.requester import Requester
 from rocetrace.generate.responder import Responder
 from rocetrace.generate.scenario import Scenario
-from rocetrace.generate.table import PFC, ROLE_CNP, ROLE_PFC, ROLE_REQUEST
+from rocetrace.generate.table import ROLE_CNP, ROLE_REQUEST
 
 QP_A_BASE, QP_B_BASE = 0x0011C0, 0x0022C0
 VA_BASE = 0x7F0000000000
@@ -78,7 +80,7 @@ class SimResult:
     episodes: list[Episode]
     hosts: int  # host count including the switch (last)
     end_ns: int
-    notes: dict[str, int] = field(default_factory=dict)
+    ledger: Ledger = field(default_factory=Ledger)
 
 
 class Simulation:
@@ -94,6 +96,7 @@ class Simulation:
         self.requesters: list[Requester] = []
         self.messages: list[Message] = []
         self.last_cnp: dict[tuple[int, int], int] = {}
+        self.ledger = Ledger()
         for c in self.conns:
             msgs = make_messages(sc, c, len(self.messages))
             self.messages += msgs
@@ -126,39 +129,15 @@ class Simulation:
             "conn": conn.idx, "role": ROLE_CNP,
         }  # fmt: skip
         self.net.send(t + self.sc.ack_delay_ns, cnp, self.deliver)
-
-    def pfc_storm(self) -> None:
-        """Pause frames refreshed for the whole storm, then a resume, from each responder
-        (and from the switch to each requester when the pause propagates)."""
-        storm = self.sc.pfc_storm
-        if storm is None:
-            return
-        t0, end = int(storm.start_us * 1000), int((storm.start_us + storm.duration_us) * 1000)
-        d = self.sc.link_delay_ns
-        links = [(h, self.switch) for h in range(self.sc.requesters, self.switch)]
-        if storm.propagate:
-            links += [(self.switch, h) for h in range(self.sc.requesters)]
-        for src, dst in links:
-            shift = 0 if src != self.switch else 2 * d
-            paused = self.net.egress_pause if src != self.switch else self.net.host_pause
-            paused[(src if src != self.switch else dst, storm.priority)] = [
-                (t0 + shift, end + shift)
-            ]
-            times = list(range(t0 + shift, end + shift, int(storm.refresh_us * 1000)))
-            for t in [*times, end + shift]:
-                q = storm.quanta if t < end + shift else 0
-                self.net.rows.append(
-                    {"kind": PFC, "src": src, "dst": dst, "role": ROLE_PFC, "opcode": 0,
-                     "pfc_enable": 1 << storm.priority, f"pfc_q{storm.priority}": q,
-                     "t_tx": t, "t_sw": t + d, "t_rx": t + d, "lost": 0}
-                )  # fmt: skip
+        self.ledger.cnp_causes.append(CnpCause(cnp["_row"], cause, pkt["_row"]))
 
     def run(self) -> SimResult:
-        self.pfc_storm()
+        storm(self)
         for i, req in enumerate(self.requesters):
             req.wake(1000 + 7 * i)
         self.loop.run(lambda: len(self.net.rows) >= self.sc.max_packets)
         end = max((r.get("t_rx", 0) for r in self.net.rows), default=0)
         return SimResult(
-            self.net.rows, self.conns, self.messages, self.episodes, self.switch + 1, end
-        )
+            self.net.rows, self.conns, self.messages, self.episodes, self.switch + 1, end,
+            self.ledger,
+        )  # fmt: skip
