@@ -3,11 +3,14 @@ stamped as its clock says (offset, drift, jitter, resolution), in arrival order.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
+from rocetrace.cli import cli
 from rocetrace.generate import Loss, generate
 from rocetrace.generate.capture import EPOCH_NS
 from rocetrace.generate.clock import Clock, duration_ns, parse_clock, stamp
@@ -102,3 +105,24 @@ def test_jittered_captures_repeat_with_the_seed(tmp_path: Path) -> None:
 def test_clock_for_a_vantage_not_captured_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="clocks only for captured vantages"):
         generate("gbn-loss", tmp_path / "x.pcap", vantage="sender", clocks={"mirror": "res=us"})
+
+
+def test_cli_vantages_and_clocks(tmp_path: Path) -> None:
+    out = tmp_path / "x.pcap"
+    args = ["generate", "gbn-loss", "-o", str(out), "--mtu", "256", "--message-size", "2048",
+            "--vantages", "sender,receiver,mirror", "--clock-jitter", "100ns",
+            "--clock", "receiver:offset=+30us,drift=5ppm,res=us"]  # fmt: skip
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert all((tmp_path / f"x.{v}.pcap").exists() for v in ALL) and not out.exists()
+    clocks = {c["vantage"]: c for c in json.loads((tmp_path / "x.truth.json").read_text())["clock"]}
+    assert clocks["receiver"] | {"seed": 0} == {
+        "vantage": "receiver", "offset_ns": 30_000, "drift_ppm": 5.0, "resolution_ns": 1000,
+        "jitter_ns": 100, "seed": 0,
+    }  # fmt: skip
+    assert clocks["sender"]["jitter_ns"] == 100 and clocks["sender"]["resolution_ns"] == 1
+    assert (tmp_path / "x.receiver.pcap").read_bytes()[:4] == bytes.fromhex("d4c3b2a1")
+    for bad in (["--vantages", "sender,switch"], ["--clock", "mirror=offset=1us"],
+                ["--clock", "receiver:offset=1us"], ["--clock-offset", "soon"]):  # fmt: skip
+        result = CliRunner().invoke(cli, [*args[:8], *bad])
+        assert result.exit_code == 2, (bad, result.output)

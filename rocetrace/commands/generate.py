@@ -9,8 +9,9 @@ from typing import Any
 import click
 
 from rocetrace.errors import OutputError
+from rocetrace.generate.clock import duration_ns
 from rocetrace.generate.presets import PRESETS
-from rocetrace.generate.scenario import Loss, Scenario
+from rocetrace.generate.scenario import VANTAGES, Loss, Scenario
 
 
 def _presets_help() -> str:
@@ -47,6 +48,34 @@ def _losses(o: dict[str, Any]) -> tuple[Loss, ...] | None:
     )  # fmt: skip
 
 
+def _vantages(text: str | None) -> tuple[str, ...] | None:
+    """'sender,receiver,mirror' -> a tuple; unknown names are a usage error."""
+    if not text:
+        return None
+    names = tuple(v.strip() for v in text.split(","))
+    unknown = [v for v in names if v not in VANTAGES]
+    if unknown:
+        raise click.BadParameter(f"unknown vantages {unknown}; use {', '.join(VANTAGES)}")
+    return names
+
+
+def _duration(text: str | None) -> int | None:
+    try:
+        return None if text is None else duration_ns(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
+def _clock_options(o: dict[str, Any]) -> dict[str, Any]:
+    """--clock-* set every vantage's default clock; --clock VANTAGE:SETTINGS one vantage's."""
+    jitter = _duration(o["clock_jitter"])
+    return {
+        "vantages": _vantages(o["vantages"]), "clocks": tuple(o["clock"]) or None,
+        "clock_offset_ns": _duration(o["clock_offset"]), "clock_drift_ppm": o["clock_drift_ppm"],
+        "clock_jitter_ns": None if jitter is None else abs(jitter),
+    }  # fmt: skip
+
+
 def _messages_for(sc: Scenario, packets: int) -> int:
     """Messages per QP so that the requests come to about `packets` packets."""
     per_msg = max(1, -(-sc.message_size // sc.mtu))
@@ -71,6 +100,7 @@ def overrides_from(name: str, o: dict[str, Any]) -> dict[str, Any]:
              "udp_sport_collision": ("udp_sport_collision", True), "cm": ("cm", True)}  # fmt: skip
     ov.update({field: value for flag, (field, value) in flags.items() if o[flag]})
     ov["malformed"] = tuple(o["malformed"]) or None
+    ov.update(_clock_options(o))
     if o["packets"]:
         ov["messages"] = _messages_for(base.with_overrides(**ov), o["packets"])
         ov["max_packets"] = max(o["max_packets"] or 0, 4 * o["packets"]) or None
@@ -109,7 +139,17 @@ _OPTIONS = [
     click.option("--vantage", type=click.Choice(["sender", "receiver", "mirror"])),
     click.option("--snaplen", type=int),
     click.option("--format", "fmt", type=click.Choice(["pcap", "pcapng"])),
-    click.option("--us", is_flag=True, help="microsecond timestamps (pcap)"),
+    click.option("--us", is_flag=True, help="microsecond timestamps (every vantage's default)"),
+    click.option("--vantages", help="several captures of one run, e.g. sender,receiver,mirror: "
+                 "OUT.pcap becomes OUT.<vantage>.pcap each, one OUT.truth.json"),
+    click.option("--clock", multiple=True, metavar="VANTAGE:SETTINGS",
+                 help="one vantage's clock, e.g. receiver:offset=+30us,drift=5ppm,res=us "
+                 "(also jitter=200ns, seed=N; unnamed settings keep the --clock-* defaults)"),
+    click.option("--clock-offset", metavar="DURATION",
+                 help="every vantage's clock offset, e.g. +30us, -1s (default 0)"),
+    click.option("--clock-drift-ppm", type=float, help="every vantage's clock drift"),
+    click.option("--clock-jitter", metavar="DURATION",
+                 help="every vantage's stamp jitter: uniform in [-J, +J], seeded"),
     click.option("--link-speed", help="e.g. 100G, 25G"),
     click.option("--link-delay-ns", type=int),
     click.option("--ipv6", is_flag=True),
@@ -156,5 +196,6 @@ def generate(scenario: str, output: Path, seed: int, **options: Any) -> None:
         raise click.UsageError(str(exc)) from exc
     except OSError as exc:
         raise OutputError(f"cannot write {output}: {exc}") from exc
-    cap = truth.data["capture"]
-    click.echo(f"{output}: {cap['packets']} frames; truth in {truth.path}", err=True)
+    for shot in truth.captures.values():
+        click.echo(f"{shot.path}: {len(shot.wire_ids)} frames", err=True)
+    click.echo(f"truth in {truth.path}", err=True)
