@@ -50,6 +50,10 @@ class LossModel:
             return False
         if rule.conn is not None and pkt.get("conn") != rule.conn:
             return False
+        if rule.first_only and pkt.get("episode", -1) >= 0:
+            return False
+        if rule.spare_ack_req and pkt.get("ack_req"):
+            return False
         return rule.kind == "any" or packet_kind(pkt) == rule.kind
 
     def _drops(self, i: int, rule: Loss, pkt: Mapping[str, Any]) -> bool:

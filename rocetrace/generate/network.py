@@ -65,6 +65,7 @@ class Network:
         self.egress_pause: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self.rows: list[Packet] = []
         self.ip_id: dict[int, int] = {}
+        self.on_drop: Callable[[Packet], None] | None = None  # told of every dropped packet
         self._lengths: dict[tuple[int, int], int] = {}
 
     def frame_len(self, pkt: Packet) -> int:
@@ -120,4 +121,6 @@ class Network:
         self.rows.append(pkt)
         if pkt["lost"] == DELIVERED:
             self.loop.at(pkt["t_rx"], on_arrival, pkt)
+        elif self.on_drop is not None:
+            self.on_drop(pkt)
         return t_tx

@@ -5,7 +5,7 @@ Options override any field (`rocetrace generate gbn-loss --qps 8 --vantage recei
 
 from __future__ import annotations
 
-from rocetrace.generate.scenario import Loss, PfcStorm, Scenario
+from rocetrace.generate.scenario import Loss, PfcOnLoss, PfcStorm, Scenario
 
 PRESETS: dict[str, Scenario] = {
     "clean": Scenario(
@@ -77,6 +77,17 @@ PRESETS: dict[str, Scenario] = {
         "300 us, then resume): a PFC storm; the switch propagates the pause to the sender.",
         ops=("write",), messages=8, message_size=4096, timeout=18, vantage="receiver",
         pfc_storm=PfcStorm(priority=3, start_us=2.0, duration_us=120_000.0, refresh_us=300.0),
+    ),
+    "pfc-recovery": Scenario(
+        name="pfc-recovery",
+        description="WRITE packets are lost at random (1 %, first sends only, never an AckReq "
+        "packet, so a NAK always follows); 0-3 us after each drop reaches the switch it pauses "
+        "the requester's priority 3 for 5-60 us (pause refreshed every 10 us, then resume), so "
+        "the NAK arrives or the go-back-N waits while the sender is paused. The ACK timeout "
+        "(1 ms) is far longer than any pause: no timeout fires. Draws follow the seed.",
+        ops=("write",), messages=24, message_size=16384, window=64, timeout=8,
+        losses=(Loss(rate=0.01, first_only=True, spare_ack_req=True),),
+        pfc_on_loss=PfcOnLoss(), vantage="sender",
     ),
     "incast": Scenario(
         name="incast",

@@ -28,6 +28,8 @@ class Loss:
     kind: str = "data"  # data | ack | nak | read_response | any
     conn: int | None = None  # only this connection (index), None: all
     before_mirror: bool = False  # dropped before the mirror port sees it
+    first_only: bool = False  # only first transmissions: resends always get through
+    spare_ack_req: bool = False  # never an AckReq packet: a later one always shows the gap
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,18 @@ class PfcStorm:
     refresh_us: float = 150.0
     quanta: int = 0xFFFF
     propagate: bool = True  # the switch pauses the senders too
+
+
+@dataclass(frozen=True)
+class PfcOnLoss:
+    """After the network drops a request packet, the switch pauses that requester's priority
+    for a while (drawn per drop from the seed): pause frames refreshed, then a resume."""
+
+    priority: int = 3
+    delay_ns: tuple[int, int] = (0, 3_000)  # drop reaches the switch -> first pause frame
+    duration_ns: tuple[int, int] = (5_000, 60_000)  # first pause frame -> resume frame
+    refresh_ns: int = 10_000
+    quanta: int = 0xFFFF
 
 
 @dataclass(frozen=True)
@@ -85,6 +99,7 @@ class Scenario:
     cnp_on_oos: bool = False
     dcqcn: bool = True
     pfc_storm: PfcStorm | None = None
+    pfc_on_loss: PfcOnLoss | None = None
     # encapsulation
     ip_version: int = 4
     vlan: int | None = None

@@ -15,7 +15,7 @@ from rocetrace.generate.encap import Encap
 from rocetrace.generate.ledger import CnpCause, Ledger
 from rocetrace.generate.model import Conn, Episode, Message, packets_for
 from rocetrace.generate.network import EventLoop, Network, Packet
-from rocetrace.generate.pfc import storm
+from rocetrace.generate.pfc import pause_after_drop, storm
 from rocetrace.generate.requester import Requester
 from rocetrace.generate.responder import Responder
 from rocetrace.generate.scenario import Scenario
@@ -97,6 +97,9 @@ class Simulation:
         self.messages: list[Message] = []
         self.last_cnp: dict[tuple[int, int], int] = {}
         self.ledger = Ledger()
+        self.pfc_rng = np.random.default_rng([seed, 5])
+        if sc.pfc_on_loss is not None:
+            self.net.on_drop = lambda pkt: pause_after_drop(self, pkt)
         for c in self.conns:
             msgs = make_messages(sc, c, len(self.messages))
             self.messages += msgs
