@@ -35,6 +35,7 @@ SMALL: dict[str, dict[str, Any]] = {
         "pfc_storm": PfcStorm(start_us=2, duration_us=3000),
     },
     "pfc-recovery": {"mtu": 256, "message_size": 2048},
+    "mtu-mismatch": {},
     "incast": {"mtu": 256, "messages": 2, "kmin_bytes": 4000, "kmax_bytes": 40000},
     "overlay": {"mtu": 256, "message_size": 1024},
 }

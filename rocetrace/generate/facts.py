@@ -39,8 +39,9 @@ def host_facts(sc: Scenario, hosts: Hosts) -> list[dict[str, Any]]:
         if i == hosts.count - 1:
             out.append(entry | {"role": "switch"})
             continue
+        mtu = sc.responder_mtu if role == "responder" and sc.responder_mtu else sc.mtu
         out.append(entry | {
-            "role": role, "recovery": sc.recovery, "mtu": sc.mtu,
+            "role": role, "recovery": sc.recovery, "mtu": mtu,
             "ack_timeout_ns": sc.ack_timeout_ns, "retry_cnt": sc.retry_cnt,
             "rnr_retry": sc.rnr_retry,
         })  # fmt: skip

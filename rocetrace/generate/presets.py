@@ -89,6 +89,16 @@ PRESETS: dict[str, Scenario] = {
         losses=(Loss(rate=0.01, first_only=True, spare_ack_req=True),),
         pfc_on_loss=PfcOnLoss(), vantage="sender",
     ),
+    "mtu-mismatch": Scenario(
+        name="mtu-mismatch",
+        description="soft-RoCE MTU disagreement: the requester believes path MTU 2048, the "
+        "responder uses 1024. A 2400-byte READ is answered in 3 responses but the requester "
+        "counted 2 PSNs, so its next WRITE reuses the READ's last response PSN; the responder "
+        "answers with an ACK of PSN 0xFFFFFF and the QP stalls. Nothing is resent: the ACK "
+        "timeout (4.096 us * 2^18 = 1.07 s) lies past the end of the run.",
+        ops=("read", "write"), messages=4, message_size=2400, mtu=2048, responder_mtu=1024,
+        start_psn=0, timeout=18,
+    ),
     "incast": Scenario(
         name="incast",
         description="8 senders to one receiver at line rate: the egress queue builds, CE marks "

@@ -80,7 +80,10 @@ def resolve(scenario: str | Scenario, overrides: dict[str, Any]) -> Scenario:
     sc = base.with_overrides(**overrides)
     sc = with_clocks(replace(sc, vantages=tuple(sc.vantages)), sc.clocks)
     sc.validate()
-    faults = sc.losses or sc.pfc_storm or sc.ce_rate or sc.kmax_bytes or sc.rnr_naks
+    faults = any(
+        (sc.losses, sc.pfc_storm, sc.ce_rate, sc.kmax_bytes, sc.rnr_naks, sc.pfc_on_loss,
+         sc.responder_mtu)
+    )  # fmt: skip
     if sc.bulk and (
         faults or sc.transport != "RC" or not set(sc.ops) <= set(BULK_OPS) or sc.capture_drop_rate
     ):

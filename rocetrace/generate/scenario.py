@@ -100,6 +100,8 @@ class Scenario:
     dcqcn: bool = True
     pfc_storm: PfcStorm | None = None
     pfc_on_loss: PfcOnLoss | None = None
+    # peer quirks
+    responder_mtu: int | None = None  # the responder's path MTU when it disagrees (soft-RoCE)
     # encapsulation
     ip_version: int = 4
     vlan: int | None = None
@@ -180,6 +182,8 @@ class Scenario:
              f"vantages must be distinct among {VANTAGES}"),
             ({c.vantage for c in self.clocks} <= set(self.captured),
              f"clocks only for captured vantages {self.captured}"),
+            (self.responder_mtu is None or self.responder_mtu < self.mtu,
+             "responder_mtu must be smaller than mtu (the requester's belief)"),
         ]  # fmt: skip
 
 

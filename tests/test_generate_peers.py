@@ -1,0 +1,39 @@
+"""Peers that misbehave or share QPs: an MTU disagreement that makes a request reuse a READ
+response PSN (mtu-mismatch), a QP pair reused by a new connection (qp-reuse), and both ends
+of one QP pair posting requests (bidirectional). Checked on the wire table and the truth."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from rocetrace.generate import generate
+from rocetrace.generate.table import ROLE_REQUEST, ROLE_RESPONSE
+
+READ_REQUEST, ACK = 0x0C, 0x11
+READ_RESPONSES = (0x0D, 0x0E, 0x0F, 0x10)
+
+
+def test_mtu_mismatch_reuses_a_response_psn_and_stalls(tmp_path: Path) -> None:
+    truth = generate("mtu-mismatch", tmp_path / "m.pcap", seed=1)
+    w = truth.wire
+    assert [h.get("mtu") for h in truth.data["hosts"]] == [2048, 1024, None]
+    (reuse,) = truth.anomalies
+    assert (reuse["kind"], reuse["requester_mtu"], reuse["responder_mtu"]) == (
+        "psn_reuse", 2048, 1024
+    )  # fmt: skip
+    read = reuse["read_wire_id"]
+    assert w["opcode"][read] == READ_REQUEST and w["dma_len"][read] == 2400
+    answers = np.flatnonzero(np.isin(w["opcode"], READ_RESPONSES) & (w["msg"] == w["msg"][read]))
+    assert w["psn"][answers].tolist() == [w["psn"][read] + k for k in range(3)]
+    assert w["payload_len"][answers].tolist() == [1024, 1024, 352]
+    assert w["span"][read] == 2  # the requester counted two response PSNs
+    requests = np.flatnonzero(w["role"] == ROLE_REQUEST)
+    after_read = requests[requests > read][0]
+    assert after_read == reuse["wire_id"] and w["psn"][after_read] == w["psn"][answers[-1]]
+    ack = reuse["answer_wire_id"]
+    assert w["opcode"][ack] == ACK and w["psn"][ack] == 0xFFFFFF == reuse["answer_psn"]
+    responses = np.flatnonzero(w["role"] == ROLE_RESPONSE)
+    assert responses.max() == ack  # the responder never answers again: the QP stalls
+    assert truth.nic_episodes == [] and truth.data["messages"] == {"completed": 1, "pending": 3}
