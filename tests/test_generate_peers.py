@@ -7,7 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from cm_oracle import reference_cm_mads
 
+from rocetrace.dissectors.mad import CmAttr
 from rocetrace.generate import generate
 from rocetrace.generate.table import ROLE_REQUEST, ROLE_RESPONSE
 
@@ -37,3 +39,28 @@ def test_mtu_mismatch_reuses_a_response_psn_and_stalls(tmp_path: Path) -> None:
     responses = np.flatnonzero(w["role"] == ROLE_RESPONSE)
     assert responses.max() == ack  # the responder never answers again: the QP stalls
     assert truth.nic_episodes == [] and truth.data["messages"] == {"completed": 1, "pending": 3}
+
+
+def test_qp_reuse_two_connections_on_one_qp_pair(tmp_path: Path) -> None:
+    out = tmp_path / "q.pcap"
+    truth = generate("qp-reuse", out, seed=1, vantage="sender")
+    w = truth.wire
+    gen0, gen1 = (c for c in truth.data["connections"] if not c["cm_mads"])
+    assert (gen0["generation"], gen1["generation"]) == (0, 1)
+    same = ("requester_ip", "responder_ip", "requester_qp", "responder_qp")
+    assert all(gen0[k] == gen1[k] for k in same) and gen0["start_psn"] != gen1["start_psn"]
+    (reuse,) = truth.anomalies
+    assert reuse["kind"] == "qp_reuse" and (reuse["conn"], reuse["previous_conn"]) == (1, 0)
+    first = reuse["first_wire_id"]
+    assert w["conn"][first] == 1 and w["psn"][first] == gen1["start_psn"]
+    last_of_gen0 = w["t_rx"][w["conn"] == 0].max()
+    assert w["t_tx"][w["conn"] == 1].min() - last_of_gen0 >= 21_000_000
+    assert truth.nic_episodes == [] and truth.data["messages"] == {"completed": 8}
+    mads = reference_cm_mads(out)  # read back from the file
+    kinds = [CmAttr(m.values["mad_attribute_id"]).name for m in mads]
+    assert kinds == ["REQ", "REP", "RTU", "DREQ", "DREP"] * 2
+    reps = [m.values["cm_starting_psn"] for m, k in zip(mads, kinds, strict=True) if k == "REP"]
+    assert reps == [gen0["start_psn"], gen1["start_psn"]]
+    at = truth.captures["sender"]
+    first_frame = int(np.flatnonzero(at.wire_ids == first)[0]) + 1
+    assert mads[7].frame < first_frame  # the new RTU before the new connection's traffic

@@ -99,6 +99,14 @@ PRESETS: dict[str, Scenario] = {
         ops=("read", "write"), messages=4, message_size=2400, mtu=2048, responder_mtu=1024,
         start_psn=0, timeout=18,
     ),
+    "qp-reuse": Scenario(
+        name="qp-reuse",
+        description="RDMA CM connects QP 0x11C0 to 0x22C0 (REQ, REP, RTU), WRITEs and READs "
+        "flow, the connection is torn down (DREQ, DREP); 21 ms after its last packet a new "
+        "connection reuses both QP numbers from a new random starting PSN, with its own "
+        "REQ/REP/RTU. Two connections on one QP pair, nothing resent.",
+        ops=("write", "read"), messages=4, message_size=4096, cm=True, qp_reuse_gap_us=21_000.0,
+    ),
     "incast": Scenario(
         name="incast",
         description="8 senders to one receiver at line rate: the egress queue builds, CE marks "

@@ -102,6 +102,7 @@ class Scenario:
     pfc_on_loss: PfcOnLoss | None = None
     # peer quirks
     responder_mtu: int | None = None  # the responder's path MTU when it disagrees (soft-RoCE)
+    qp_reuse_gap_us: float | None = None  # then new connections reuse the QPNs, this much later
     # encapsulation
     ip_version: int = 4
     vlan: int | None = None

@@ -1,5 +1,6 @@
 """The discrete-event scenario run: hosts, connections, requesters and responders on one
-fabric, the notification point that answers CE marks with CNPs, and PFC storms.
+fabric, the notification point that answers CE marks with CNPs, PFC, and a second
+generation of connections on reused QP numbers once the first one's traffic is over.
 
 Decisions are made packet by packet here (this is the test bed); the bulk path in
 `bulk.py` skips all of it for fault-free traffic.
@@ -11,65 +12,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rocetrace.generate.encap import Encap
 from rocetrace.generate.ledger import CnpCause, Ledger
-from rocetrace.generate.model import Conn, Episode, Message, packets_for
+from rocetrace.generate.model import Conn, Episode, Message
 from rocetrace.generate.network import EventLoop, Network, Packet
 from rocetrace.generate.pfc import pause_after_drop, storm
 from rocetrace.generate.requester import Requester
 from rocetrace.generate.responder import Responder
 from rocetrace.generate.scenario import Scenario
 from rocetrace.generate.table import ROLE_CNP, ROLE_REQUEST
-
-QP_A_BASE, QP_B_BASE = 0x0011C0, 0x0022C0
-VA_BASE = 0x7F0000000000
-SPORT_BASE = 49152
-
-
-def udp_sport(qp: int, sc: Scenario) -> int:
-    """RoCEv2 source port: a hash of the QP number (entropy for ECMP), unless collided."""
-    return SPORT_BASE if sc.udp_sport_collision else SPORT_BASE | ((qp * 2654435761) >> 7) & 0x3FFF
-
-
-def encap_of(sc: Scenario) -> Encap:
-    return Encap(sc.ip_version, sc.vlan, sc.roce_v1, sc.vxlan_vni)
-
-
-def make_connections(sc: Scenario, rng: np.random.Generator) -> list[Conn]:
-    conns: list[Conn] = []
-    for r in range(sc.requesters):
-        for s in range(sc.responders):
-            for _ in range(sc.qps):
-                i = len(conns)
-                qa, qb = QP_A_BASE + i, QP_B_BASE + i
-                start = sc.start_psn if sc.start_psn is not None else int(rng.integers(0, 1 << 24))
-                conns.append(
-                    Conn(
-                        i,
-                        r,
-                        sc.requesters + s,
-                        qa,
-                        qb,
-                        start,
-                        udp_sport(qa, sc),
-                        udp_sport(qb, sc),
-                        sc.transport,
-                    )
-                )
-    return conns
-
-
-def make_messages(sc: Scenario, conn: Conn, first_idx: int) -> list[Message]:
-    msgs, psn, va = [], conn.start_psn, VA_BASE + conn.idx * (1 << 32)
-    for k in range(sc.messages):
-        op = sc.ops[k % len(sc.ops)]
-        length = 8 if op in ("cmp_swap", "fetch_add") else sc.message_size
-        if conn.transport == "UD":
-            length = min(length, sc.mtu)
-        n = packets_for(sc, op, length)
-        msgs.append(Message(first_idx + k, conn.idx, op, length, psn, n, va, resp_next=psn))
-        psn, va = psn + n, va + length
-    return msgs
+from rocetrace.generate.topology import encap_of, make_connections, make_messages
 
 
 @dataclass
@@ -103,10 +54,20 @@ class Simulation:
         for c in self.conns:
             msgs = make_messages(sc, c, len(self.messages))
             self.messages += msgs
-            req = Requester(self, c, msgs)
-            self.requesters.append(req)
-            self.handlers[(c.req_host, c.qp_a)] = req
-            self.handlers[(c.resp_host, c.qp_b)] = Responder(self, c)
+            self.requesters.append(Requester(self, c, msgs))
+
+    def attach(self, req: Requester) -> None:
+        """Connect a requester's QP and its responder's QP to the fabric."""
+        c = req.conn
+        self.handlers[(c.req_host, c.qp_a)] = req
+        self.handlers[(c.resp_host, c.qp_b)] = Responder(self, c)
+
+    def start(self, generation: int, t: int) -> None:
+        """Attach one generation's connections and wake their requesters from t."""
+        mine = [r for r in self.requesters if r.conn.generation == generation]
+        for i, req in enumerate(mine):
+            self.attach(req)
+            req.wake(t + 7 * i)
 
     def deliver(self, t: int, pkt: Packet) -> None:
         """A packet reaches its destination NIC: CE marks first, then the QP."""
@@ -136,11 +97,35 @@ class Simulation:
 
     def run(self) -> SimResult:
         storm(self)
-        for i, req in enumerate(self.requesters):
-            req.wake(1000 + 7 * i)
-        self.loop.run(lambda: len(self.net.rows) >= self.sc.max_packets)
-        end = max((r.get("t_rx", 0) for r in self.net.rows), default=0)
+        self.start(0, 1000)
+        self.loop.run(self.full)
+        if self.sc.qp_reuse_gap_us is not None and not self.full():
+            self.reuse_qps(self.last_rx() + int(self.sc.qp_reuse_gap_us * 1000))
+        end = self.last_rx()
         return SimResult(
             self.net.rows, self.conns, self.messages, self.episodes, self.switch + 1, end,
             self.ledger,
         )  # fmt: skip
+
+    def full(self) -> bool:
+        return len(self.net.rows) >= self.sc.max_packets
+
+    def last_rx(self) -> int:
+        return max((r.get("t_rx", 0) for r in self.net.rows), default=0)
+
+    def reuse_qps(self, t: int) -> None:
+        """The first generation's traffic is over (its QPs torn down): new connections on the
+        same QP numbers start at t."""
+        self.start(1, t)
+        self.loop.run(self.full)
+        first = {c.idx: c for c in self.conns if c.generation == 0}
+        sent: dict[int, int] = {}
+        for i, r in enumerate(self.net.rows):
+            sent.setdefault(r.get("conn", -1), i)
+        for c in self.conns[len(first) :]:
+            prev = first[c.idx - len(first)]
+            self.ledger.anomalies.append({
+                "kind": "qp_reuse", "conn": c.idx, "previous_conn": prev.idx,
+                "requester_qp": c.qp_a, "responder_qp": c.qp_b, "start_psn": c.start_psn,
+                "previous_start_psn": prev.start_psn, "first_wire_id": sent.get(c.idx),
+            })  # fmt: skip

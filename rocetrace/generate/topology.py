@@ -1,0 +1,80 @@
+"""Who talks to whom: the connections of a run (QP numbers, starting PSNs, UDP source
+ports, QP reuse), each connection's messages, and the frames' encapsulation."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from rocetrace.generate.encap import Encap
+from rocetrace.generate.model import Conn, Message, packets_for
+from rocetrace.generate.scenario import Scenario
+
+QP_A_BASE, QP_B_BASE = 0x0011C0, 0x0022C0
+VA_BASE = 0x7F0000000000
+SPORT_BASE = 49152
+
+
+def udp_sport(qp: int, sc: Scenario) -> int:
+    """RoCEv2 source port: a hash of the QP number (entropy for ECMP), unless collided."""
+    return SPORT_BASE if sc.udp_sport_collision else SPORT_BASE | ((qp * 2654435761) >> 7) & 0x3FFF
+
+
+def encap_of(sc: Scenario) -> Encap:
+    return Encap(sc.ip_version, sc.vlan, sc.roce_v1, sc.vxlan_vni)
+
+
+def make_connections(sc: Scenario, rng: np.random.Generator) -> list[Conn]:
+    """Every connection of the run: `qps` per (requester, responder) host pair, then (QP
+    reuse) a second generation on the same QP numbers."""
+    conns = first_generation(sc, rng)
+    if sc.qp_reuse_gap_us is not None:
+        conns += reused(conns, rng)
+    return conns
+
+
+def reused(conns: list[Conn], rng: np.random.Generator) -> list[Conn]:
+    """A new connection per connection, on the same hosts and QP numbers, from a new random
+    starting PSN (as a CM reconnect would pick)."""
+    return [
+        replace(c, idx=len(conns) + k, start_psn=int(rng.integers(0, 1 << 24)), generation=1)
+        for k, c in enumerate(conns)
+    ]
+
+
+def first_generation(sc: Scenario, rng: np.random.Generator) -> list[Conn]:
+    conns: list[Conn] = []
+    for r in range(sc.requesters):
+        for s in range(sc.responders):
+            for _ in range(sc.qps):
+                i = len(conns)
+                qa, qb = QP_A_BASE + i, QP_B_BASE + i
+                start = sc.start_psn if sc.start_psn is not None else int(rng.integers(0, 1 << 24))
+                conns.append(
+                    Conn(
+                        i,
+                        r,
+                        sc.requesters + s,
+                        qa,
+                        qb,
+                        start,
+                        udp_sport(qa, sc),
+                        udp_sport(qb, sc),
+                        sc.transport,
+                    )
+                )
+    return conns
+
+
+def make_messages(sc: Scenario, conn: Conn, first_idx: int) -> list[Message]:
+    msgs, psn, va = [], conn.start_psn, VA_BASE + conn.idx * (1 << 32)
+    for k in range(sc.messages):
+        op = sc.ops[k % len(sc.ops)]
+        length = 8 if op in ("cmp_swap", "fetch_add") else sc.message_size
+        if conn.transport == "UD":
+            length = min(length, sc.mtu)
+        n = packets_for(sc, op, length)
+        msgs.append(Message(first_idx + k, conn.idx, op, length, psn, n, va, resp_next=psn))
+        psn, va = psn + n, va + length
+    return msgs
