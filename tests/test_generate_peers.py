@@ -10,7 +10,7 @@ import numpy as np
 from cm_oracle import reference_cm_mads
 
 from rocetrace.dissectors.mad import CmAttr
-from rocetrace.generate import generate
+from rocetrace.generate import Loss, generate
 from rocetrace.generate.table import ROLE_REQUEST, ROLE_RESPONSE
 
 READ_REQUEST, ACK = 0x0C, 0x11
@@ -64,3 +64,38 @@ def test_qp_reuse_two_connections_on_one_qp_pair(tmp_path: Path) -> None:
     at = truth.captures["sender"]
     first_frame = int(np.flatnonzero(at.wire_ids == first)[0]) + 1
     assert mads[7].frame < first_frame  # the new RTU before the new connection's traffic
+
+
+def test_bidirectional_two_psn_spaces_on_one_qp_pair(tmp_path: Path) -> None:
+    truth = generate("bidirectional", tmp_path / "b.pcap", seed=1, vantage="receiver")
+    w = truth.wire
+    fwd, rev = (c for c in truth.data["connections"] if not c["cm_mads"])
+    assert (rev["reverse_of"], fwd["responder_start_psn"]) == (0, rev["start_psn"])
+    assert (rev["requester_qp"], rev["responder_qp"]) == (fwd["responder_qp"], fwd["requester_qp"])
+    assert truth.data["cm_connections"][0]["responder_starting_psn"] == rev["start_psn"]
+    for c in (fwd, rev):
+        requests = np.flatnonzero((w["conn"] == c["conn"]) & (w["role"] == ROLE_REQUEST))
+        acks = np.flatnonzero((w["conn"] == c["conn"]) & (w["role"] == ROLE_RESPONSE))
+        assert w["psn"][requests[0]] == c["start_psn"]
+        assert np.all(w["dest_qp"][requests] == c["responder_qp"])
+        assert np.all(w["dest_qp"][acks] == c["requester_qp"]) and np.all(w["opcode"][acks] == ACK)
+        assert w["psn"][acks[-1]] == w["psn"][requests[-1]]  # each side acknowledged in full
+    rev_ops = set(w["opcode"][(w["conn"] == 1) & (w["role"] == ROLE_REQUEST)].tolist())
+    assert rev_ops <= {0x00, 0x01, 0x02, 0x04}  # SEND first/middle/last/only
+    assert truth.nic_episodes == [] and truth.data["messages"] == {"completed": 12}
+
+
+def test_bidirectional_loss_on_the_responders_requests(tmp_path: Path) -> None:
+    truth = generate(
+        "bidirectional", tmp_path / "b.pcap", seed=1,
+        losses=(Loss(every=7, conn=1, first_only=True, spare_ack_req=True),),
+    )  # fmt: skip
+    w = truth.wire
+    assert {d["conn"] for d in truth.data["drops"]} == {1}
+    eps = truth.nic_episodes
+    assert eps and {(e["sender_ip"], e["dest_qp"]) for e in eps} == {("10.0.0.2", 0x11C0)}
+    for e in eps:
+        assert e["trigger"] == "nak"
+        nak = e["trigger_packet"]
+        assert w["src"][nak] == 0 and w["dest_qp"][nak] == 0x22C0  # host 1 NAKs host 2's QP
+    assert truth.data["messages"] == {"completed": 12}

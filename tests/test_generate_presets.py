@@ -37,6 +37,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "pfc-recovery": {"mtu": 256, "message_size": 2048},
     "mtu-mismatch": {},
     "qp-reuse": {"mtu": 256, "message_size": 1024},
+    "bidirectional": {"mtu": 256, "message_size": 1024},
     "incast": {"mtu": 256, "messages": 2, "kmin_bytes": 4000, "kmax_bytes": 40000},
     "overlay": {"mtu": 256, "message_size": 1024},
 }

@@ -64,10 +64,13 @@ def add_cm_exchange(
     the MAD flows as the analysis sees them (UD, requester, peer QP 1).
     """
     rng = np.random.default_rng([seed, 2])
-    conns = [c for c in res.conns if c.transport in ("RC", "UC")]
+    conns = [c for c in res.conns if c.transport in ("RC", "UC") and c.reverse_of is None]
     plan = CmPlan(
         conns, rng.integers(1, 1 << 32, (len(conns), 2)), rng.integers(0, 1 << 24, len(conns))
     )
+    for c in res.conns:  # a responder that sends requests starts them where its REQ said
+        if c.reverse_of is not None:
+            plan.responder_psns[conns.index(res.conns[c.reverse_of])] = c.start_psn
     hosts = make_hosts(res.hosts, 6 if (sc.ip_version == 6 or sc.roce_v1) else 4)
     gsi = _gsi_conns(res, conns)
     first = [i for i, c in enumerate(conns) if c.generation == 0]

@@ -107,6 +107,14 @@ PRESETS: dict[str, Scenario] = {
         "REQ/REP/RTU. Two connections on one QP pair, nothing resent.",
         ops=("write", "read"), messages=4, message_size=4096, cm=True, qp_reuse_gap_us=21_000.0,
     ),
+    "bidirectional": Scenario(
+        name="bidirectional",
+        description="Both ends post requests on one QP pair (as in rxe_rdma_cm.pcap): host 1 "
+        "sends SENDs and WRITEs to QP 0x22C0, host 2 sends SENDs to QP 0x11C0, each side from "
+        "its own starting PSN, each acknowledged by the other; RDMA CM sets the pair up (the "
+        "REQ announces host 2's starting PSN). Two PSN spaces, nothing resent.",
+        ops=("send", "write"), responder_ops=("send",), messages=6, message_size=4096, cm=True,
+    ),
     "incast": Scenario(
         name="incast",
         description="8 senders to one receiver at line rate: the egress queue builds, CE marks "

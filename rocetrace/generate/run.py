@@ -93,8 +93,8 @@ def resolve(scenario: str | Scenario, overrides: dict[str, Any]) -> Scenario:
         )
     if sc.bulk and (sc.vxlan_vni is not None or sc.roce_v1 or sc.ip_version == 6):
         raise ValueError("the bulk path writes RoCEv2 over IPv4 only")
-    if sc.bulk and sc.qp_reuse_gap_us is not None:
-        raise ValueError("the bulk path has no QP reuse")
+    if sc.bulk and (sc.qp_reuse_gap_us is not None or sc.responder_ops):
+        raise ValueError("the bulk path has no QP reuse and no responder requests")
     return sc
 
 

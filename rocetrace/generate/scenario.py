@@ -103,6 +103,7 @@ class Scenario:
     # peer quirks
     responder_mtu: int | None = None  # the responder's path MTU when it disagrees (soft-RoCE)
     qp_reuse_gap_us: float | None = None  # then new connections reuse the QPNs, this much later
+    responder_ops: tuple[str, ...] = ()  # the responders post these requests too, same QPs
     # encapsulation
     ip_version: int = 4
     vlan: int | None = None
@@ -185,6 +186,11 @@ class Scenario:
              f"clocks only for captured vantages {self.captured}"),
             (self.responder_mtu is None or self.responder_mtu < self.mtu,
              "responder_mtu must be smaller than mtu (the requester's belief)"),
+            (all(o in ("write", "write_imm", "send", "send_imm") for o in self.responder_ops),
+             "responder_ops are SEND and WRITE operations"),
+            (not self.responder_ops or (self.transport == "RC" and self.responder_mtu is None
+                                        and self.qp_reuse_gap_us is None),
+             "responder_ops need RC, one MTU and no QP reuse"),
         ]  # fmt: skip
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rocetrace.dissectors.opcodes import OPCODES
 from rocetrace.generate.ledger import CnpCause, Ledger
 from rocetrace.generate.model import Conn, Episode, Message
 from rocetrace.generate.network import EventLoop, Network, Packet
@@ -34,6 +35,23 @@ class SimResult:
     ledger: Ledger = field(default_factory=Ledger)
 
 
+class Duplex:
+    """A QP that is requester and responder at once (both ends of a QP pair post requests):
+    requests go to its responder; ACKs, NAKs, READ responses and CNPs to its requester."""
+
+    def __init__(self, requester: Requester, responder: Responder) -> None:
+        self.requester, self.responder = requester, responder
+
+    def on_packet(self, t: int, pkt: Packet) -> None:
+        if OPCODES[pkt["opcode"]].is_request:
+            self.responder.on_packet(t, pkt)
+        else:
+            self.requester.on_packet(t, pkt)
+
+
+Handler = Requester | Responder | Duplex
+
+
 class Simulation:
     def __init__(self, sc: Scenario, seed: int) -> None:
         self.sc = sc
@@ -43,7 +61,7 @@ class Simulation:
         self.conns = make_connections(sc, self.rng)
         self.switch = sc.requesters + sc.responders
         self.episodes: list[Episode] = []
-        self.handlers: dict[tuple[int, int], Requester | Responder] = {}
+        self.handlers: dict[tuple[int, int], Handler] = {}
         self.requesters: list[Requester] = []
         self.messages: list[Message] = []
         self.last_cnp: dict[tuple[int, int], int] = {}
@@ -59,8 +77,20 @@ class Simulation:
     def attach(self, req: Requester) -> None:
         """Connect a requester's QP and its responder's QP to the fabric."""
         c = req.conn
-        self.handlers[(c.req_host, c.qp_a)] = req
-        self.handlers[(c.resp_host, c.qp_b)] = Responder(self, c)
+        self.plug((c.req_host, c.qp_a), req)
+        self.plug((c.resp_host, c.qp_b), Responder(self, c))
+
+    def plug(self, key: tuple[int, int], handler: Requester | Responder) -> None:
+        """A QP already serving the other role for a connection of the same generation
+        becomes a Duplex; one of an earlier generation (QP reuse) is replaced."""
+        prior = self.handlers.get(key)
+        pair = None
+        if isinstance(prior, Requester) and isinstance(handler, Responder):
+            pair = Duplex(prior, handler)
+        elif isinstance(prior, Responder) and isinstance(handler, Requester):
+            pair = Duplex(handler, prior)
+        same = pair is not None and pair.requester.conn.generation == pair.responder.conn.generation
+        self.handlers[key] = pair if same and pair is not None else handler
 
     def start(self, generation: int, t: int) -> None:
         """Attach one generation's connections and wake their requesters from t."""

@@ -27,11 +27,24 @@ def encap_of(sc: Scenario) -> Encap:
 
 def make_connections(sc: Scenario, rng: np.random.Generator) -> list[Conn]:
     """Every connection of the run: `qps` per (requester, responder) host pair, then (QP
-    reuse) a second generation on the same QP numbers."""
+    reuse) a second generation on the same QP numbers, or (both ends post requests) the
+    responders' own requests on the same QP pairs."""
     conns = first_generation(sc, rng)
     if sc.qp_reuse_gap_us is not None:
         conns += reused(conns, rng)
+    if sc.responder_ops:
+        conns += reversed_pairs(conns, rng)
     return conns
+
+
+def reversed_pairs(conns: list[Conn], rng: np.random.Generator) -> list[Conn]:
+    """The responder's requests on each QP pair: its QP sends to the requester's QP, in its
+    own PSN space (from a random starting PSN), with its own UDP source port."""
+    return [
+        Conn(len(conns) + k, c.resp_host, c.req_host, c.qp_b, c.qp_a,
+             int(rng.integers(0, 1 << 24)), c.sport_b, c.sport_a, c.transport, reverse_of=c.idx)
+        for k, c in enumerate(conns)
+    ]  # fmt: skip
 
 
 def reused(conns: list[Conn], rng: np.random.Generator) -> list[Conn]:
@@ -68,9 +81,12 @@ def first_generation(sc: Scenario, rng: np.random.Generator) -> list[Conn]:
 
 
 def make_messages(sc: Scenario, conn: Conn, first_idx: int) -> list[Message]:
+    """The connection's work requests: `messages` of them, cycling `ops` (the responder's own
+    requests cycle `responder_ops`)."""
     msgs, psn, va = [], conn.start_psn, VA_BASE + conn.idx * (1 << 32)
+    ops = sc.responder_ops if conn.reverse_of is not None else sc.ops
     for k in range(sc.messages):
-        op = sc.ops[k % len(sc.ops)]
+        op = ops[k % len(ops)]
         length = 8 if op in ("cmp_swap", "fetch_add") else sc.message_size
         if conn.transport == "UD":
             length = min(length, sc.mtu)
