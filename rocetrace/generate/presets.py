@@ -115,6 +115,15 @@ PRESETS: dict[str, Scenario] = {
         "REQ announces host 2's starting PSN). Two PSN spaces, nothing resent.",
         ops=("send", "write"), responder_ops=("send",), messages=6, message_size=4096, cm=True,
     ),
+    "reorder": Scenario(
+        name="reorder",
+        description="Packet spraying: 5 % of WRITE packets take a slower path through the "
+        "switch (0.5-3 us longer) and arrive out of order. The IBTA responder NAKs the first "
+        "out-of-sequence PSN and the requester goes back N although nothing was lost; with "
+        "--responder-ooo it accepts out-of-order packets within its window and sends no NAK. "
+        "Captured at the receiver.",
+        ops=("write",), messages=16, message_size=16384, reorder_rate=0.05, vantage="receiver",
+    ),
     "incast": Scenario(
         name="incast",
         description="8 senders to one receiver at line rate: the egress queue builds, CE marks "

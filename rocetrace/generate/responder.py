@@ -1,7 +1,8 @@
 """The RC responder: expected PSN, MSN, coalesced ACKs on AckReq, one NAK per missing PSN,
 RNR NAKs, READ responses (re-executed for duplicate READ requests), atomic ACKs, the
-out-of-order buffer of selective repeat (WRITE packets only), and soft-RoCE's answer to a
-request that reuses a READ response PSN (an ACK of PSN 0xFFFFFF, then a stalled QP)."""
+out-of-order buffer of selective repeat (WRITE packets only), an adaptive-routing NIC's
+acceptance of out-of-order requests (no NAK), and soft-RoCE's answer to a request that reuses
+a READ response PSN (an ACK of PSN 0xFFFFFF, then a stalled QP)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ class Responder:
         self.mtu = self.sc.responder_mtu or self.sc.mtu
         self.reads: list[tuple[int, int, int]] = []  # executed READs: (first, end, wire id)
         self.stalled = False
+        self.held: dict[int, Packet] = {}  # responder_ooo: early requests by PSN
 
     def send(self, t: int, **fields: int) -> int:
         """Send a response packet after the processing delay; returns its wire id."""
@@ -51,6 +53,8 @@ class Responder:
         upsn = unwrap(pkt["psn"], self.epsn)
         if upsn == self.epsn:
             self.accept(t, pkt, upsn)
+            while self.epsn in self.held:  # out-of-order arrivals now in sequence
+                self.accept(t, self.held.pop(self.epsn), self.epsn)
         elif upsn < self.epsn:
             self.duplicate(t, pkt, upsn)
         else:
@@ -106,6 +110,10 @@ class Responder:
 
     def out_of_sequence(self, t: int, pkt: Packet, upsn: int) -> None:
         op = OPCODES[pkt["opcode"]]
+        if self.sc.responder_ooo:  # adaptive routing: placed now, completed in order, no NAK
+            if upsn - self.epsn < self.sc.window:
+                self.held[upsn] = pkt
+            return
         if self.sc.recovery == "selective-repeat" and op.operation is Operation.WRITE:
             self.buffered[upsn] = op.position in ("last", "only")
         if self.nak_for != self.epsn:

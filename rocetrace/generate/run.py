@@ -13,6 +13,7 @@ import numpy as np
 from rocetrace import __version__
 from rocetrace.generate.cm import CmPlan
 from rocetrace.generate.facts import v2_facts
+from rocetrace.generate.frames import frame_lengths
 from rocetrace.generate.hosts import Hosts, make_hosts
 from rocetrace.generate.presets import preset
 from rocetrace.generate.scenario import BULK_OPS, Scenario, with_clocks
@@ -27,6 +28,7 @@ from rocetrace.generate.sidecar import (
 )
 from rocetrace.generate.sim import SimResult, Simulation
 from rocetrace.generate.table import PacketTable
+from rocetrace.generate.topology import encap_of
 from rocetrace.generate.vantage import VantageCapture, capture_paths, shoot
 
 
@@ -82,7 +84,7 @@ def resolve(scenario: str | Scenario, overrides: dict[str, Any]) -> Scenario:
     sc.validate()
     faults = any(
         (sc.losses, sc.pfc_storm, sc.ce_rate, sc.kmax_bytes, sc.rnr_naks, sc.pfc_on_loss,
-         sc.responder_mtu)
+         sc.responder_mtu, sc.reorder_rate)
     )  # fmt: skip
     if sc.bulk and (
         faults or sc.transport != "RC" or not set(sc.ops) <= set(BULK_OPS) or sc.capture_drop_rate
@@ -110,13 +112,15 @@ def simulate(sc: Scenario, seed: int) -> tuple[PacketTable, SimResult]:
 
 
 def run_model(sc: Scenario, seed: int) -> tuple[PacketTable, SimResult, CmPlan | None]:
-    """Every packet sent in the run (the wire table, in wire-id order), with CM MADs."""
+    """Every packet sent in the run (the wire table, in wire-id order, frame lengths set),
+    with CM MADs."""
     wire, res = simulate(sc, seed)
-    if not sc.cm:
-        return wire, res, None
-    from rocetrace.generate.cm import add_cm_exchange
+    plan = None
+    if sc.cm:
+        from rocetrace.generate.cm import add_cm_exchange
 
-    wire, plan = add_cm_exchange(wire, res, sc, seed)
+        wire, plan = add_cm_exchange(wire, res, sc, seed)
+    wire.cols["wire_len"] = frame_lengths(wire, encap_of(sc))
     return wire, res, plan
 
 

@@ -100,7 +100,10 @@ class Scenario:
     dcqcn: bool = True
     pfc_storm: PfcStorm | None = None
     pfc_on_loss: PfcOnLoss | None = None
-    # peer quirks
+    # path and peer quirks
+    reorder_rate: float = 0.0  # request packets that take a slower path through the switch
+    reorder_delay_ns: tuple[int, int] = (500, 3_000)  # their extra delay, drawn per packet
+    responder_ooo: bool = False  # the responder accepts out-of-order requests (no NAK)
     responder_mtu: int | None = None  # the responder's path MTU when it disagrees (soft-RoCE)
     qp_reuse_gap_us: float | None = None  # then new connections reuse the QPNs, this much later
     responder_ops: tuple[str, ...] = ()  # the responders post these requests too, same QPs
@@ -186,6 +189,7 @@ class Scenario:
              f"clocks only for captured vantages {self.captured}"),
             (self.responder_mtu is None or self.responder_mtu < self.mtu,
              "responder_mtu must be smaller than mtu (the requester's belief)"),
+            (0.0 <= self.reorder_rate <= 1.0, "reorder_rate is a probability"),
             (all(o in ("write", "write_imm", "send", "send_imm") for o in self.responder_ops),
              "responder_ops are SEND and WRITE operations"),
             (not self.responder_ops or (self.transport == "RC" and self.responder_mtu is None

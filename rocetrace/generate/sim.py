@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rocetrace.dissectors.opcodes import OPCODES
+from rocetrace.generate.faults import SlowPath
 from rocetrace.generate.ledger import CnpCause, Ledger
 from rocetrace.generate.model import Conn, Episode, Message
 from rocetrace.generate.network import EventLoop, Network, Packet
@@ -69,6 +70,8 @@ class Simulation:
         self.pfc_rng = np.random.default_rng([seed, 5])
         if sc.pfc_on_loss is not None:
             self.net.on_drop = lambda pkt: pause_after_drop(self, pkt)
+        if sc.reorder_rate > 0:
+            self.net.slow_path = SlowPath(sc, np.random.default_rng([seed, 4]))
         for c in self.conns:
             msgs = make_messages(sc, c, len(self.messages))
             self.messages += msgs
@@ -132,6 +135,12 @@ class Simulation:
         if self.sc.qp_reuse_gap_us is not None and not self.full():
             self.reuse_qps(self.last_rx() + int(self.sc.qp_reuse_gap_us * 1000))
         end = self.last_rx()
+        for row, late in self.net.delayed:
+            r = self.net.rows[row]
+            self.ledger.anomalies.append(
+                {"kind": "reordered", "wire_id": row, "conn": r["conn"], "psn": r["psn"],
+                 "delay_ns": late}
+            )  # fmt: skip
         return SimResult(
             self.net.rows, self.conns, self.messages, self.episodes, self.switch + 1, end,
             self.ledger,
