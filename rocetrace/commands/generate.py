@@ -11,7 +11,7 @@ import click
 from rocetrace.errors import OutputError
 from rocetrace.generate.clock import duration_ns
 from rocetrace.generate.presets import PRESETS
-from rocetrace.generate.scenario import VANTAGES, Loss, Scenario
+from rocetrace.generate.scenario import VANTAGES, Loss, PfcOnLoss, Scenario
 
 
 def _presets_help() -> str:
@@ -44,8 +44,24 @@ def _losses(o: dict[str, Any]) -> tuple[Loss, ...] | None:
         return None
     return (
         Loss(psns=psns or (), every=every or 0, rate=rate or 0.0, direction=o["loss_direction"],
-             kind=o["loss_kind"], before_mirror=o["loss_before_mirror"]),
+             kind=o["loss_kind"], before_mirror=o["loss_before_mirror"],
+             first_only=o["loss_first_only"], spare_ack_req=o["loss_spare_ack_req"]),
     )  # fmt: skip
+
+
+def _quirk_options(o: dict[str, Any]) -> dict[str, Any]:
+    """Path and peer quirks: reordering, PFC after drops, MTU disagreement, QP reuse, both
+    ends posting requests."""
+    delay = _ints(o["reorder_delay_ns"])
+    if delay is not None and len(delay) != 2:
+        raise click.BadParameter("--reorder-delay-ns takes LO,HI")
+    return {
+        "reorder_rate": o["reorder_rate"], "reorder_delay_ns": delay,
+        "responder_ooo": True if o["responder_ooo"] else None,
+        "pfc_on_loss": PfcOnLoss() if o["pfc_on_loss"] else None,
+        "responder_mtu": o["responder_mtu"], "qp_reuse_gap_us": o["qp_reuse_gap_us"],
+        "responder_ops": tuple(o["responder_ops"].split(",")) if o["responder_ops"] else None,
+    }  # fmt: skip
 
 
 def _vantages(text: str | None) -> tuple[str, ...] | None:
@@ -101,6 +117,7 @@ def overrides_from(name: str, o: dict[str, Any]) -> dict[str, Any]:
     ov.update({field: value for flag, (field, value) in flags.items() if o[flag]})
     ov["malformed"] = tuple(o["malformed"]) or None
     ov.update(_clock_options(o))
+    ov.update(_quirk_options(o))
     if o["packets"]:
         ov["messages"] = _messages_for(base.with_overrides(**ov), o["packets"])
         ov["max_packets"] = max(o["max_packets"] or 0, 4 * o["packets"]) or None
@@ -136,6 +153,23 @@ _OPTIONS = [
     click.option("--loss-kind", default="data", show_default=True,
                  type=click.Choice(["data", "ack", "nak", "read_response", "any"])),
     click.option("--loss-before-mirror", is_flag=True, help="the mirror does not see lost packets"),
+    click.option("--loss-first-only", is_flag=True, help="only first transmissions are lost"),
+    click.option("--loss-spare-ack-req", is_flag=True,
+                 help="never lose a packet that requests an ACK (a NAK always follows)"),
+    click.option("--pfc-on-loss", is_flag=True,
+                 help="after each dropped request the switch pauses its sender (0-3 us later, "
+                 "5-60 us)"),
+    click.option("--reorder-rate", type=float,
+                 help="share of request packets that cross the switch on a slower path"),
+    click.option("--reorder-delay-ns", metavar="LO,HI", help="their extra delay range"),
+    click.option("--responder-ooo", is_flag=True,
+                 help="the responder accepts out-of-order requests (no NAK)"),
+    click.option("--responder-mtu", type=click.Choice(["256", "512", "1024", "2048"]),
+                 callback=lambda c, p, v: int(v) if v else None,
+                 help="the responder's own (smaller) path MTU"),
+    click.option("--responder-ops", help="the responders post these requests too, e.g. send"),
+    click.option("--qp-reuse-gap-us", type=float,
+                 help="then new connections reuse the QP numbers, this much later"),
     click.option("--vantage", type=click.Choice(["sender", "receiver", "mirror"])),
     click.option("--snaplen", type=int),
     click.option("--format", "fmt", type=click.Choice(["pcap", "pcapng"])),
