@@ -36,11 +36,6 @@ class Clock:
     def nanosecond(self) -> bool:
         return self.resolution_ns == 1
 
-    @property
-    def perfect(self) -> bool:
-        """No offset, drift or jitter: stamps are the true times (then truncated)."""
-        return not (self.offset_ns or self.drift_ppm or self.jitter_ns)
-
     def validate(self) -> None:
         if self.resolution_ns not in RESOLUTIONS.values():
             raise ValueError("clock resolution must be ns or us")

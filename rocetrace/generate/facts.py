@@ -110,6 +110,7 @@ def drop_facts(w: PacketTable, hosts: Hosts) -> list[dict[str, Any]]:
 
 
 def cnp_facts(res: SimResult) -> list[dict[str, Any]]:
+    """Why each CNP was sent: the CE-marked or the out-of-sequence packet that caused it."""
     return [
         {"wire_id": c.wire_id, "cause": c.cause,
          "marked_wire_id": c.packet if c.cause == "ce" else None,
@@ -140,6 +141,7 @@ def overtaken(anomaly: dict[str, Any], w: PacketTable) -> dict[str, Any]:
 
 
 def clock_facts(shots: Sequence[VantageCapture]) -> list[dict[str, Any]]:
+    """What each written capture's clock did (docs/generator.md, the formula)."""
     return [
         {"vantage": s.vantage, "offset_ns": s.clock.offset_ns,
          "drift_ppm": s.clock.drift_ppm, "resolution_ns": s.clock.resolution_ns,

@@ -22,6 +22,7 @@ def udp_sport(qp: int, sc: Scenario) -> int:
 
 
 def encap_of(sc: Scenario) -> Encap:
+    """How the scenario wraps every RoCE frame."""
     return Encap(sc.ip_version, sc.vlan, sc.roce_v1, sc.vxlan_vni)
 
 
@@ -57,6 +58,7 @@ def reused(conns: list[Conn], rng: np.random.Generator) -> list[Conn]:
 
 
 def first_generation(sc: Scenario, rng: np.random.Generator) -> list[Conn]:
+    """`qps` connections per (requester, responder) host pair; start PSNs drawn in order."""
     conns: list[Conn] = []
     for r in range(sc.requesters):
         for s in range(sc.responders):
