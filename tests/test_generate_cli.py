@@ -105,3 +105,30 @@ def test_random_mix_truth_matches_capture(
                 Loss(rate=rate / 2, direction="response", kind="any")),
     )  # fmt: skip
     check_truth(out, truth.data, 256)
+
+
+def test_cli_quirk_options_reach_the_scenario(tmp_path: Path) -> None:
+    out = tmp_path / "q.pcap"
+    args = ["generate", "clean", "-o", str(out), "--qps", "1", "--messages", "2",
+            "--reorder-rate", "0.2", "--reorder-delay-ns", "100,900", "--responder-ooo",
+            "--responder-ops", "send", "--pfc-on-loss", "--loss-rate", "0.1",
+            "--loss-first-only", "--loss-spare-ack-req"]  # fmt: skip
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    sc = json.loads((tmp_path / "q.truth.json").read_text())["scenario"]
+    assert (sc["reorder_rate"], sc["reorder_delay_ns"], sc["responder_ooo"]) == (
+        0.2,
+        [100, 900],
+        True,
+    )
+    assert sc["responder_ops"] == ["send"] and sc["pfc_on_loss"]["priority"] == 3
+    assert sc["losses"][0]["first_only"] and sc["losses"][0]["spare_ack_req"]
+    reuse = ["generate", "clean", "-o", str(out), "--qps", "1", "--qp-reuse-gap-us", "50",
+             "--responder-mtu", "512", "--mtu", "1024"]  # fmt: skip
+    result = CliRunner().invoke(cli, reuse)
+    assert result.exit_code == 0, result.output
+    truth = json.loads((tmp_path / "q.truth.json").read_text())
+    assert [c["generation"] for c in truth["connections"]] == [0, 1]
+    assert truth["hosts"][1]["mtu"] == 512
+    bad = CliRunner().invoke(cli, [*reuse, "--responder-ops", "send"])  # no reuse with it
+    assert bad.exit_code == 2

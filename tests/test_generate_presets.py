@@ -34,6 +34,11 @@ SMALL: dict[str, dict[str, Any]] = {
         "message_size": 1024,
         "pfc_storm": PfcStorm(start_us=2, duration_us=3000),
     },
+    "pfc-recovery": {"mtu": 256, "message_size": 2048},
+    "mtu-mismatch": {},
+    "qp-reuse": {"mtu": 256, "message_size": 1024},
+    "bidirectional": {"mtu": 256, "message_size": 1024},
+    "reorder": {"mtu": 256, "message_size": 2048},
     "incast": {"mtu": 256, "messages": 2, "kmin_bytes": 4000, "kmax_bytes": 40000},
     "overlay": {"mtu": 256, "message_size": 1024},
 }

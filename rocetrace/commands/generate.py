@@ -9,8 +9,9 @@ from typing import Any
 import click
 
 from rocetrace.errors import OutputError
+from rocetrace.generate.clock import duration_ns
 from rocetrace.generate.presets import PRESETS
-from rocetrace.generate.scenario import Loss, Scenario
+from rocetrace.generate.scenario import VANTAGES, Loss, PfcOnLoss, Scenario
 
 
 def _presets_help() -> str:
@@ -43,8 +44,52 @@ def _losses(o: dict[str, Any]) -> tuple[Loss, ...] | None:
         return None
     return (
         Loss(psns=psns or (), every=every or 0, rate=rate or 0.0, direction=o["loss_direction"],
-             kind=o["loss_kind"], before_mirror=o["loss_before_mirror"]),
+             kind=o["loss_kind"], before_mirror=o["loss_before_mirror"],
+             first_only=o["loss_first_only"], spare_ack_req=o["loss_spare_ack_req"]),
     )  # fmt: skip
+
+
+def _quirk_options(o: dict[str, Any]) -> dict[str, Any]:
+    """Path and peer quirks: reordering, PFC after drops, MTU disagreement, QP reuse, both
+    ends posting requests."""
+    delay = _ints(o["reorder_delay_ns"])
+    if delay is not None and len(delay) != 2:
+        raise click.BadParameter("--reorder-delay-ns takes LO,HI")
+    return {
+        "reorder_rate": o["reorder_rate"], "reorder_delay_ns": delay,
+        "responder_ooo": True if o["responder_ooo"] else None,
+        "pfc_on_loss": PfcOnLoss() if o["pfc_on_loss"] else None,
+        "responder_mtu": o["responder_mtu"], "qp_reuse_gap_us": o["qp_reuse_gap_us"],
+        "responder_ops": tuple(o["responder_ops"].split(",")) if o["responder_ops"] else None,
+    }  # fmt: skip
+
+
+def _vantages(text: str | None) -> tuple[str, ...] | None:
+    """'sender,receiver,mirror' -> a tuple; unknown names are a usage error."""
+    if not text:
+        return None
+    names = tuple(v.strip() for v in text.split(","))
+    unknown = [v for v in names if v not in VANTAGES]
+    if unknown:
+        raise click.BadParameter(f"unknown vantages {unknown}; use {', '.join(VANTAGES)}")
+    return names
+
+
+def _duration(text: str | None) -> int | None:
+    try:
+        return None if text is None else duration_ns(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
+def _clock_options(o: dict[str, Any]) -> dict[str, Any]:
+    """--clock-* set every vantage's default clock; --clock VANTAGE:SETTINGS one vantage's."""
+    jitter = _duration(o["clock_jitter"])
+    return {
+        "vantages": _vantages(o["vantages"]), "clocks": tuple(o["clock"]) or None,
+        "clock_offset_ns": _duration(o["clock_offset"]), "clock_drift_ppm": o["clock_drift_ppm"],
+        "clock_jitter_ns": None if jitter is None else abs(jitter),
+    }  # fmt: skip
 
 
 def _messages_for(sc: Scenario, packets: int) -> int:
@@ -71,6 +116,8 @@ def overrides_from(name: str, o: dict[str, Any]) -> dict[str, Any]:
              "udp_sport_collision": ("udp_sport_collision", True), "cm": ("cm", True)}  # fmt: skip
     ov.update({field: value for flag, (field, value) in flags.items() if o[flag]})
     ov["malformed"] = tuple(o["malformed"]) or None
+    ov.update(_clock_options(o))
+    ov.update(_quirk_options(o))
     if o["packets"]:
         ov["messages"] = _messages_for(base.with_overrides(**ov), o["packets"])
         ov["max_packets"] = max(o["max_packets"] or 0, 4 * o["packets"]) or None
@@ -106,10 +153,37 @@ _OPTIONS = [
     click.option("--loss-kind", default="data", show_default=True,
                  type=click.Choice(["data", "ack", "nak", "read_response", "any"])),
     click.option("--loss-before-mirror", is_flag=True, help="the mirror does not see lost packets"),
+    click.option("--loss-first-only", is_flag=True, help="only first transmissions are lost"),
+    click.option("--loss-spare-ack-req", is_flag=True,
+                 help="never lose a packet that requests an ACK (a NAK always follows)"),
+    click.option("--pfc-on-loss", is_flag=True,
+                 help="after each dropped request the switch pauses its sender (0-3 us later, "
+                 "5-60 us)"),
+    click.option("--reorder-rate", type=float,
+                 help="share of request packets that cross the switch on a slower path"),
+    click.option("--reorder-delay-ns", metavar="LO,HI", help="their extra delay range"),
+    click.option("--responder-ooo", is_flag=True,
+                 help="the responder accepts out-of-order requests (no NAK)"),
+    click.option("--responder-mtu", type=click.Choice(["256", "512", "1024", "2048"]),
+                 callback=lambda c, p, v: int(v) if v else None,
+                 help="the responder's own (smaller) path MTU"),
+    click.option("--responder-ops", help="the responders post these requests too, e.g. send"),
+    click.option("--qp-reuse-gap-us", type=float,
+                 help="then new connections reuse the QP numbers, this much later"),
     click.option("--vantage", type=click.Choice(["sender", "receiver", "mirror"])),
     click.option("--snaplen", type=int),
     click.option("--format", "fmt", type=click.Choice(["pcap", "pcapng"])),
-    click.option("--us", is_flag=True, help="microsecond timestamps (pcap)"),
+    click.option("--us", is_flag=True, help="microsecond timestamps (every vantage's default)"),
+    click.option("--vantages", help="several captures of one run, e.g. sender,receiver,mirror: "
+                 "OUT.pcap becomes OUT.<vantage>.pcap each, one OUT.truth.json"),
+    click.option("--clock", multiple=True, metavar="VANTAGE:SETTINGS",
+                 help="one vantage's clock, e.g. receiver:offset=+30us,drift=5ppm,res=us "
+                 "(also jitter=200ns, seed=N; unnamed settings keep the --clock-* defaults)"),
+    click.option("--clock-offset", metavar="DURATION",
+                 help="every vantage's clock offset, e.g. +30us, -1s (default 0)"),
+    click.option("--clock-drift-ppm", type=float, help="every vantage's clock drift"),
+    click.option("--clock-jitter", metavar="DURATION",
+                 help="every vantage's stamp jitter: uniform in [-J, +J], seeded"),
     click.option("--link-speed", help="e.g. 100G, 25G"),
     click.option("--link-delay-ns", type=int),
     click.option("--ipv6", is_flag=True),
@@ -156,5 +230,6 @@ def generate(scenario: str, output: Path, seed: int, **options: Any) -> None:
         raise click.UsageError(str(exc)) from exc
     except OSError as exc:
         raise OutputError(f"cannot write {output}: {exc}") from exc
-    cap = truth.data["capture"]
-    click.echo(f"{output}: {cap['packets']} frames; truth in {truth.path}", err=True)
+    for shot in truth.captures.values():
+        click.echo(f"{shot.path}: {len(shot.wire_ids)} frames", err=True)
+    click.echo(f"truth in {truth.path}", err=True)

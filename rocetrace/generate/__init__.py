@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rocetrace.generate.clock import Clock
 from rocetrace.generate.presets import PRESETS
-from rocetrace.generate.scenario import Loss, PfcStorm, Scenario
+from rocetrace.generate.scenario import Loss, PfcOnLoss, PfcStorm, Scenario
 
 if TYPE_CHECKING:
     from rocetrace.generate.run import Truth, generate, truth_path
@@ -26,4 +27,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'rocetrace.generate' has no attribute {name!r}")
 
 
-__all__ = ["PRESETS", "Loss", "PfcStorm", "Scenario", "Truth", "generate", "truth_path"]
+__all__ = [
+    "PRESETS", "Clock", "Loss", "PfcOnLoss", "PfcStorm", "Scenario", "Truth", "generate",
+    "truth_path",
+]  # fmt: skip

@@ -1,6 +1,6 @@
-"""What one capture point records: the vantage point picks packets and their timestamps, the
+"""What one capture point records: the vantage point picks packets at their true times, the
 sniffer may miss some (capture drops, kept for the truth), malformed frames are injected on
-request."""
+request, and the vantage's clock stamps them (`clock.stamp`) without reordering them."""
 
 from __future__ import annotations
 
@@ -25,21 +25,21 @@ MALFORMED_QP = 0x0ABCDE
 
 @dataclass
 class Captured:
-    table: PacketTable  # captured frames in capture order, "ts" set
+    table: PacketTable  # captured frames in capture order, "ts" the true time + EPOCH_NS
     drops: PacketTable  # frames the sniffer missed
 
 
-def vantage_hosts(sc: Scenario) -> set[int] | None:
-    if sc.vantage == "sender":
+def vantage_hosts(sc: Scenario, vantage: str) -> set[int] | None:
+    if vantage == "sender":
         return set(range(sc.requesters))
-    if sc.vantage == "receiver":
+    if vantage == "receiver":
         return set(range(sc.requesters, sc.requesters + sc.responders))
     return None
 
 
-def select(all_rows: PacketTable, sc: Scenario) -> PacketTable:
-    """Rows the vantage point sees, with their timestamp there, in capture order."""
-    hosts = vantage_hosts(sc)
+def select(all_rows: PacketTable, sc: Scenario, vantage: str) -> PacketTable:
+    """Rows the vantage point sees, with their true time there, in arrival order."""
+    hosts = vantage_hosts(sc, vantage)
     if hosts is None:
         seen = all_rows["lost"] != LOST_BEFORE_MIRROR
         ts = all_rows["t_sw"].copy()
@@ -88,6 +88,8 @@ def inject_malformed(table: PacketTable, sc: Scenario) -> PacketTable:
     return merged.take(np.argsort(merged["ts"], kind="stable"))
 
 
-def capture(all_rows: PacketTable, sc: Scenario, rng: np.random.Generator) -> Captured:
-    got = drop_some(select(all_rows, sc), sc, rng)
+def capture(
+    all_rows: PacketTable, sc: Scenario, vantage: str, rng: np.random.Generator
+) -> Captured:
+    got = drop_some(select(all_rows, sc, vantage), sc, rng)
     return Captured(inject_malformed(got.table, sc), got.drops)

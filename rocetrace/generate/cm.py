@@ -40,6 +40,7 @@ class CmPlan:
     responder_psns: np.ndarray  # the responder's send-queue start (REQ's Starting PSN)
     rows: list[dict[str, int]] = field(default_factory=list)
     payloads: list[bytes] = field(default_factory=list)
+    shift_ns: int = 0  # how much later the model's traffic was moved
 
     def truth(self, hosts: Hosts) -> list[dict[str, Any]]:
         """Expected `cm_connections` rows, in connection order."""
@@ -56,30 +57,60 @@ class CmPlan:
 def add_cm_exchange(
     all_rows: PacketTable, res: SimResult, sc: Scenario, seed: int
 ) -> tuple[PacketTable, CmPlan]:
-    """The model's rows moved after the handshakes, with every CM MAD added.
+    """The model's rows moved after the handshakes, with every CM MAD added after them
+    (wire ids go on from the model's).
 
     Adds one UD "connection" per direction between QP1s to `res.conns`, so the truth counts
     the MAD flows as the analysis sees them (UD, requester, peer QP 1).
     """
     rng = np.random.default_rng([seed, 2])
-    conns = [c for c in res.conns if c.transport in ("RC", "UC")]
+    conns = [c for c in res.conns if c.transport in ("RC", "UC") and c.reverse_of is None]
     plan = CmPlan(
         conns, rng.integers(1, 1 << 32, (len(conns), 2)), rng.integers(0, 1 << 24, len(conns))
     )
+    for c in res.conns:  # a responder that sends requests starts them where its REQ said
+        if c.reverse_of is not None:
+            plan.responder_psns[conns.index(res.conns[c.reverse_of])] = c.start_psn
     hosts = make_hosts(res.hosts, 6 if (sc.ip_version == 6 or sc.roce_v1) else 4)
     gsi = _gsi_conns(res, conns)
-    starts = [1_000 + i * HANDSHAKE_GAP_NS for i in range(len(conns))]
+    first = [i for i, c in enumerate(conns) if c.generation == 0]
+    starts = [1_000 + k * HANDSHAKE_GAP_NS for k in range(len(first))]
     setup_end = max(
-        (_handshake(plan, i, t, sc, hosts, gsi) for i, t in enumerate(starts)), default=0
+        (_handshake(plan, i, t, sc, hosts, gsi) for i, t in zip(first, starts, strict=True)),
+        default=0,
     )
-    shift = -(-(setup_end + 1_000) // 1_000) * 1_000
+    shift = plan.shift_ns = -(-(setup_end + 1_000) // 1_000) * 1_000
     for col in TIME_COLUMNS:
         all_rows.cols[col] = all_rows[col] + np.where(all_rows[col] > 0, shift, 0)
+    _reconnects(plan, all_rows, sc, hosts, gsi)
     end = int(all_rows["t_rx"].max(initial=shift)) + 1_000
-    for i in range(len(conns)):
-        _teardown(plan, i, end + i * HANDSHAKE_GAP_NS, sc, gsi)
+    last = [i for i, c in enumerate(conns) if not _succeeded(c, conns)]
+    for k, i in enumerate(last):
+        _teardown(plan, i, end + k * HANDSHAKE_GAP_NS, sc, gsi)
     mads = PacketTable.from_rows(_numbered(plan.rows))
-    return PacketTable.concat([mads, all_rows]), plan
+    mads.cols["row"] = np.arange(len(all_rows), len(all_rows) + len(mads), dtype=np.int32)
+    return PacketTable.concat([all_rows, mads]), plan
+
+
+def _succeeded(c: Conn, conns: list[Conn]) -> bool:
+    """Does a later connection reuse c's QP numbers?"""
+    return any(
+        (d.req_host, d.qp_a, d.resp_host, d.qp_b) == (c.req_host, c.qp_a, c.resp_host, c.qp_b)
+        and d.generation == c.generation + 1
+        for d in conns
+    )
+
+
+def _reconnects(plan: CmPlan, rows: PacketTable, sc: Scenario, hosts: Hosts, gsi: dict) -> None:
+    """QP reuse: each earlier connection is torn down just after its last packet, and its
+    successor set up just before its first (the model leaves the gap between them)."""
+    lead = 3 * 2 * sc.link_delay_ns + 2 * CM_REPLY_NS + 1_000  # REQ, REP, RTU
+    for i, c in enumerate(plan.conns):
+        mine = rows["conn"] == c.idx
+        if c.generation > 0 and mine.any():
+            _handshake(plan, i, int(rows["t_tx"][mine].min()) - lead, sc, hosts, gsi)
+        if _succeeded(c, plan.conns) and mine.any():
+            _teardown(plan, i, int(rows["t_rx"][mine].max()) + 1_000, sc, gsi)
 
 
 def _gsi_conns(res: SimResult, conns: list[Conn]) -> dict[tuple[int, int], int]:

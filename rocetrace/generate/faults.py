@@ -1,4 +1,5 @@
-"""Network loss decisions: each `Loss` rule keeps its own counters so rules compose."""
+"""Network faults decided packet by packet: losses (each `Loss` rule keeps its own counters
+so rules compose) and the slower path some request packets take (packet spraying)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import numpy as np
 
 from rocetrace.dissectors.aeth import AckKind, ack_kind
 from rocetrace.dissectors.opcodes import OPCODES, Operation
-from rocetrace.generate.scenario import Loss
+from rocetrace.generate.scenario import Loss, Scenario
 from rocetrace.generate.table import (
     DELIVERED,
     LOST_AFTER_MIRROR,
     LOST_BEFORE_MIRROR,
+    ROCE,
     ROLE_REQUEST,
     ROLE_RESPONSE,
 )
@@ -50,6 +52,10 @@ class LossModel:
             return False
         if rule.conn is not None and pkt.get("conn") != rule.conn:
             return False
+        if rule.first_only and pkt.get("episode", -1) >= 0:
+            return False
+        if rule.spare_ack_req and pkt.get("ack_req"):
+            return False
         return rule.kind == "any" or packet_kind(pkt) == rule.kind
 
     def _drops(self, i: int, rule: Loss, pkt: Mapping[str, Any]) -> bool:
@@ -72,3 +78,20 @@ class LossModel:
             if self._matches(rule, pkt) and self._drops(i, rule, pkt) and fate == DELIVERED:
                 fate = LOST_BEFORE_MIRROR if rule.before_mirror else LOST_AFTER_MIRROR
         return fate
+
+
+class SlowPath:
+    """Packet spraying / adaptive routing: each request packet takes, with probability
+    `reorder_rate`, a path through the switch that is longer by a delay drawn from
+    `reorder_delay_ns`, so later packets may overtake it."""
+
+    def __init__(self, sc: Scenario, rng: np.random.Generator) -> None:
+        self.rate, self.delay_ns, self.rng = sc.reorder_rate, sc.reorder_delay_ns, rng
+
+    def delay(self, pkt: Mapping[str, Any]) -> int:
+        """Extra ns this packet spends in the switch (0: the usual path)."""
+        if pkt.get("role") != ROLE_REQUEST or pkt.get("kind", ROCE) != ROCE:
+            return 0
+        if self.rng.random() >= self.rate:
+            return 0
+        return int(self.rng.integers(self.delay_ns[0], self.delay_ns[1] + 1))

@@ -22,6 +22,7 @@ from rocetrace.generate.encap import (
     DOT1Q,
     IPV4,
     IPV6,
+    MIN_FRAME,
     UDP,
     Encap,
     icrc_mask,
@@ -203,3 +204,15 @@ def _single_frames(
             yield roce_frame(
                 row, encap, hosts, payloads[pid - 1] if pid else default_payload(row["payload_len"])
             )
+
+
+def frame_lengths(table: PacketTable, encap: Encap) -> np.ndarray:
+    """Wire length of every row's frame, without building it: RoCE frames from their layout,
+    PFC frames the Ethernet minimum."""
+    out = np.full(len(table), MIN_FRAME, dtype=np.uint32)
+    roce = np.flatnonzero(table["kind"] == ROCE)
+    key = table["opcode"][roce].astype(np.int64) << 32 | table["payload_len"][roce]
+    kinds, inverse = np.unique(key, return_inverse=True)
+    lengths = [roce_layout(encap, int(k) >> 32, int(k) & 0xFFFFFFFF).frame_len for k in kinds]
+    out[roce] = np.asarray(lengths, dtype=np.uint32)[inverse] if len(roce) else 0
+    return out

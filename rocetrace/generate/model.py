@@ -36,6 +36,8 @@ class Conn:
     sport_a: int
     sport_b: int
     transport: str
+    generation: int = 0  # a later connection reusing the same QP numbers counts up
+    reverse_of: int | None = None  # the responder's own requests on connection reverse_of
 
 
 @dataclass

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from rocetrace.generate.encap import Encap, roce_layout
-from rocetrace.generate.faults import LossModel
+from rocetrace.generate.faults import LossModel, SlowPath
 from rocetrace.generate.scenario import Scenario
 from rocetrace.generate.table import DELIVERED, LOST_BEFORE_MIRROR, ROCE
 from rocetrace.link import wire_ns
@@ -65,6 +65,10 @@ class Network:
         self.egress_pause: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self.rows: list[Packet] = []
         self.ip_id: dict[int, int] = {}
+        self.on_drop: Callable[[Packet], None] | None = None  # told of every dropped packet
+        self.slow_path: SlowPath | None = None  # reordering: some requests cross slower
+        self.reserved: dict[int, list[tuple[int, int]]] = {}  # egress slots of slow packets
+        self.delayed: list[tuple[int, int]] = []  # (wire id, extra ns) of slow packets
         self._lengths: dict[tuple[int, int], int] = {}
 
     def frame_len(self, pkt: Packet) -> int:
@@ -94,6 +98,16 @@ class Network:
         if p > 0 and self.rng.random() < p:
             pkt["ecn"] = 3
 
+    def _past_reserved(self, dst: int, start: int, ser: int) -> int:
+        """The first start >= `start` at which the frame does not overlap a slow packet's
+        slot on the egress port (slots that ended before now are forgotten)."""
+        slots = self.reserved.get(dst, [])
+        slots[:] = [s for s in slots if s[1] > self.loop.now]
+        for a, b in sorted(slots):
+            if start < b and start + ser > a:
+                start = b
+        return start
+
     def send(self, t_ready: int, pkt: Packet, on_arrival: Handler) -> int:
         """Transmit from pkt["src"] to pkt["dst"]; returns the time it leaves the NIC."""
         src, dst, prio = pkt["src"], pkt["dst"], pkt.get("pcp", 0)
@@ -104,11 +118,18 @@ class Network:
         )
         self.port_free[src] = t_tx + ser
         t_in = t_tx + ser + self.sc.link_delay_ns
+        late = self.slow_path.delay(pkt) if self.slow_path is not None else 0
         start = unpause(
-            max(t_in, self.egress_free.get(dst, 0)), self.egress_pause.get((dst, prio), [])
+            max(t_in + late, self.egress_free.get(dst, 0)), self.egress_pause.get((dst, prio), [])
         )
+        if self.reserved:
+            start = self._past_reserved(dst, start, ser)
         self._mark(pkt, (self.egress_free.get(dst, 0) - t_in) * self.sc.link_speed_bps / 8e9)
-        self.egress_free[dst] = start + ser
+        if late:  # it rejoins the egress port later: a slot of its own, the FIFO goes on
+            self.reserved.setdefault(dst, []).append((start, start + ser))
+            self.delayed.append((len(self.rows), late))
+        else:
+            self.egress_free[dst] = start + ser
         pkt.setdefault("kind", ROCE)
         pkt["ip_id"] = self.ip_id.get(src, 0)
         self.ip_id[src] = (pkt["ip_id"] + 1) & 0xFFFF
@@ -120,4 +141,6 @@ class Network:
         self.rows.append(pkt)
         if pkt["lost"] == DELIVERED:
             self.loop.at(pkt["t_rx"], on_arrival, pkt)
+        elif self.on_drop is not None:
+            self.on_drop(pkt)
         return t_tx

@@ -5,7 +5,7 @@ Options override any field (`rocetrace generate gbn-loss --qps 8 --vantage recei
 
 from __future__ import annotations
 
-from rocetrace.generate.scenario import Loss, PfcStorm, Scenario
+from rocetrace.generate.scenario import Loss, PfcOnLoss, PfcStorm, Scenario
 
 PRESETS: dict[str, Scenario] = {
     "clean": Scenario(
@@ -77,6 +77,52 @@ PRESETS: dict[str, Scenario] = {
         "300 us, then resume): a PFC storm; the switch propagates the pause to the sender.",
         ops=("write",), messages=8, message_size=4096, timeout=18, vantage="receiver",
         pfc_storm=PfcStorm(priority=3, start_us=2.0, duration_us=120_000.0, refresh_us=300.0),
+    ),
+    "pfc-recovery": Scenario(
+        name="pfc-recovery",
+        description="WRITE packets are lost at random (1 %, first sends only, never an AckReq "
+        "packet, so a NAK always follows); 0-3 us after each drop reaches the switch it pauses "
+        "the requester's priority 3 for 5-60 us (pause refreshed every 10 us, then resume), so "
+        "the NAK arrives or the go-back-N waits while the sender is paused. The ACK timeout "
+        "(1 ms) is far longer than any pause: no timeout fires. Draws follow the seed.",
+        ops=("write",), messages=24, message_size=16384, window=64, timeout=8,
+        losses=(Loss(rate=0.01, first_only=True, spare_ack_req=True),),
+        pfc_on_loss=PfcOnLoss(), vantage="sender",
+    ),
+    "mtu-mismatch": Scenario(
+        name="mtu-mismatch",
+        description="soft-RoCE MTU disagreement: the requester believes path MTU 2048, the "
+        "responder uses 1024. A 2400-byte READ is answered in 3 responses but the requester "
+        "counted 2 PSNs, so its next WRITE reuses the READ's last response PSN; the responder "
+        "answers with an ACK of PSN 0xFFFFFF and the QP stalls. Nothing is resent: the ACK "
+        "timeout (4.096 us * 2^18 = 1.07 s) lies past the end of the run.",
+        ops=("read", "write"), messages=4, message_size=2400, mtu=2048, responder_mtu=1024,
+        start_psn=0, timeout=18,
+    ),
+    "qp-reuse": Scenario(
+        name="qp-reuse",
+        description="RDMA CM connects QP 0x11C0 to 0x22C0 (REQ, REP, RTU), WRITEs and READs "
+        "flow, the connection is torn down (DREQ, DREP); 21 ms after its last packet a new "
+        "connection reuses both QP numbers from a new random starting PSN, with its own "
+        "REQ/REP/RTU. Two connections on one QP pair, nothing resent.",
+        ops=("write", "read"), messages=4, message_size=4096, cm=True, qp_reuse_gap_us=21_000.0,
+    ),
+    "bidirectional": Scenario(
+        name="bidirectional",
+        description="Both ends post requests on one QP pair (as in rxe_rdma_cm.pcap): host 1 "
+        "sends SENDs and WRITEs to QP 0x22C0, host 2 sends SENDs to QP 0x11C0, each side from "
+        "its own starting PSN, each acknowledged by the other; RDMA CM sets the pair up (the "
+        "REQ announces host 2's starting PSN). Two PSN spaces, nothing resent.",
+        ops=("send", "write"), responder_ops=("send",), messages=6, message_size=4096, cm=True,
+    ),
+    "reorder": Scenario(
+        name="reorder",
+        description="Packet spraying: 5 % of WRITE packets take a slower path through the "
+        "switch (0.5-3 us longer) and arrive out of order. The IBTA responder NAKs the first "
+        "out-of-sequence PSN and the requester goes back N although nothing was lost; with "
+        "--responder-ooo it accepts out-of-order packets within its window and sends no NAK. "
+        "Captured at the receiver.",
+        ops=("write",), messages=16, message_size=16384, reorder_rate=0.05, vantage="receiver",
     ),
     "incast": Scenario(
         name="incast",

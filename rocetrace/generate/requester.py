@@ -33,6 +33,7 @@ class Requester:
         self.episode: Episode | None = None  # open go-back episode
         self.failed = False
         self.oldest = 0
+        self.cause_row = -1  # the packet being handled: what a READ re-issue answers
         self.rate = Dcqcn(self.sc.link_speed_bps) if self.sc.dcqcn else None
         self.reliable = conn.transport == "RC"
 
@@ -148,9 +149,14 @@ class Requester:
             return
         if self.failed:
             return
+        self.cause_row = pkt["_row"]
         if pkt["opcode"] in (0x0D, 0x0E, 0x0F, 0x10):
             self.on_read_response(t, pkt)
-            return
+        else:
+            self.on_ack(t, pkt)
+        self.cause_row = -1
+
+    def on_ack(self, t: int, pkt: Packet) -> None:
         kind = ack_kind(pkt["syndrome"])
         upsn = unwrap(pkt["psn"], self.una)
         if kind is AckKind.ACK:
@@ -259,7 +265,8 @@ class Requester:
     def reissue(self, t: int, m: Message, trigger: str) -> None:
         """Re-issue a READ from its first missing response PSN (adjusted VA and length)."""
         m.reissued_at = m.resp_next
-        ep = self.new_episode(trigger, m.resp_next, None, "go-back-n", -1)
+        row = self.cause_row if trigger == "read_reissue" else -1
+        ep = self.new_episode(trigger, m.resp_next, None, "go-back-n", row)
         ep.role = ROLE_RESPONSE
         self.urgent.append((m.resp_next, False, ep.idx))
         self.wake(t)

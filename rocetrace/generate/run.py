@@ -1,43 +1,46 @@
-"""`generate()`: scenario -> model run -> capture point -> frames -> pcap + truth sidecar."""
+"""`generate()`: scenario -> model run -> one capture per vantage (each with its own clock)
+-> pcap files + one truth sidecar."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from rocetrace import __version__
-from rocetrace.capture.writer import write_capture
-from rocetrace.generate.capture import capture
-from rocetrace.generate.frames import build_frames
-from rocetrace.generate.hosts import make_hosts
+from rocetrace.generate.cm import CmPlan
+from rocetrace.generate.facts import v2_facts
+from rocetrace.generate.frames import frame_lengths
+from rocetrace.generate.hosts import Hosts, make_hosts
 from rocetrace.generate.presets import preset
-from rocetrace.generate.scenario import BULK_OPS, Scenario
+from rocetrace.generate.scenario import BULK_OPS, Scenario, with_clocks
 from rocetrace.generate.sidecar import (
     SCHEMA,
-    STORM_S,
     capture_counts,
     drops_truth,
+    expected_findings,
     flows_and_episodes,
     message_summary,
     pfc_truth,
-    restarts_without_progress,
 )
-from rocetrace.generate.sim import SimResult, Simulation, encap_of
+from rocetrace.generate.sim import SimResult, Simulation
 from rocetrace.generate.table import PacketTable
-
-LIVELOCK_RESTARTS = 3
+from rocetrace.generate.topology import encap_of
+from rocetrace.generate.vantage import VantageCapture, capture_paths, shoot
 
 
 @dataclass
 class Truth:
-    """The ground truth of one generated capture (the JSON sidecar as a dict)."""
+    """The ground truth of one run: the JSON sidecar as a dict (`data`), every packet sent
+    (`wire`: row i is wire id i) and each written capture (`captures`, by vantage)."""
 
     data: dict[str, Any]
     path: Path
+    wire: PacketTable = field(default_factory=lambda: PacketTable.empty(0))
+    captures: dict[str, VantageCapture] = field(default_factory=dict)
 
     def flow(self, src_ip: str, dst_ip: str, dest_qp: int) -> dict[str, Any]:
         for f in self.data["flows"]:
@@ -53,6 +56,18 @@ class Truth:
     def retransmissions(self) -> list[dict[str, Any]]:
         return list(self.data["retransmissions"])
 
+    @property
+    def nic_episodes(self) -> list[dict[str, Any]]:
+        return list(self.data["nic_episodes"])
+
+    @property
+    def drops(self) -> list[dict[str, Any]]:
+        return list(self.data["drops"])
+
+    @property
+    def anomalies(self) -> list[dict[str, Any]]:
+        return list(self.data["anomalies"])
+
 
 def truth_path(out_path: str | Path) -> Path:
     """`out.pcap` -> `out.truth.json` (any extension, .gz included, is replaced)."""
@@ -65,8 +80,12 @@ def truth_path(out_path: str | Path) -> Path:
 def resolve(scenario: str | Scenario, overrides: dict[str, Any]) -> Scenario:
     base = preset(scenario) if isinstance(scenario, str) else scenario
     sc = base.with_overrides(**overrides)
+    sc = with_clocks(replace(sc, vantages=tuple(sc.vantages)), sc.clocks)
     sc.validate()
-    faults = sc.losses or sc.pfc_storm or sc.ce_rate or sc.kmax_bytes or sc.rnr_naks
+    faults = any(
+        (sc.losses, sc.pfc_storm, sc.ce_rate, sc.kmax_bytes, sc.rnr_naks, sc.pfc_on_loss,
+         sc.responder_mtu, sc.reorder_rate)
+    )  # fmt: skip
     if sc.bulk and (
         faults or sc.transport != "RC" or not set(sc.ops) <= set(BULK_OPS) or sc.capture_drop_rate
     ):
@@ -76,6 +95,8 @@ def resolve(scenario: str | Scenario, overrides: dict[str, Any]) -> Scenario:
         )
     if sc.bulk and (sc.vxlan_vni is not None or sc.roce_v1 or sc.ip_version == 6):
         raise ValueError("the bulk path writes RoCEv2 over IPv4 only")
+    if sc.bulk and (sc.qp_reuse_gap_us is not None or sc.responder_ops):
+        raise ValueError("the bulk path has no QP reuse and no responder requests")
     return sc
 
 
@@ -90,85 +111,66 @@ def simulate(sc: Scenario, seed: int) -> tuple[PacketTable, SimResult]:
     return table, res
 
 
-def generate(
-    scenario: str | Scenario, out_path: str | Path, seed: int = 0, **overrides: Any
-) -> Truth:
-    """Write a synthetic capture and its truth sidecar; the same seed gives the same bytes."""
-    sc = resolve(scenario, overrides)
-    all_rows, res = simulate(sc, seed)
-    cm_plan = None
+def run_model(sc: Scenario, seed: int) -> tuple[PacketTable, SimResult, CmPlan | None]:
+    """Every packet sent in the run (the wire table, in wire-id order, frame lengths set),
+    with CM MADs."""
+    wire, res = simulate(sc, seed)
+    plan = None
     if sc.cm:
         from rocetrace.generate.cm import add_cm_exchange
 
-        all_rows, cm_plan = add_cm_exchange(all_rows, res, sc, seed)
-    got = capture(all_rows, sc, np.random.default_rng([seed, 1]))
-    table = got.table
-    if not sc.nanosecond:
-        table.cols["ts"] = table["ts"] // 1000 * 1000
+        wire, plan = add_cm_exchange(wire, res, sc, seed)
+    wire.cols["wire_len"] = frame_lengths(wire, encap_of(sc))
+    return wire, res, plan
+
+
+def legacy_vantage(sc: Scenario) -> str:
+    """The capture that truth/1's keys (flows, retransmissions, capture, ...) describe."""
+    return sc.vantage if sc.vantage in sc.captured else sc.captured[0]
+
+
+def generate(
+    scenario: str | Scenario, out_path: str | Path, seed: int = 0, **overrides: Any
+) -> Truth:
+    """Write a synthetic capture per vantage and one truth sidecar; the same seed gives the
+    same bytes. `vantages=("sender", "receiver")` writes out.sender.pcap and
+    out.receiver.pcap; `clocks={"receiver": "offset=+30us,res=us"}` sets a vantage's clock."""
+    sc = resolve(scenario, overrides)
+    wire, res, plan = run_model(sc, seed)
     hosts = make_hosts(res.hosts, 6 if (sc.ip_version == 6 or sc.roce_v1) else 4)
-    payloads = cm_plan.payloads if cm_plan else ()
-    frames = build_frames(table, encap_of(sc), hosts, payloads, snaplen=sc.snaplen)
-    table.cols["wire_len"] = frames.wire.astype(np.uint32)
-    write_capture(
-        out_path, table["ts"], (frames.flat, frames.offsets, frames.lengths), wire_lens=frames.wire,
-        fmt="pcapng" if sc.fmt == "pcapng" else "pcap",
-        nanosecond=sc.nanosecond, snaplen=sc.snaplen,
-    )  # fmt: skip
-    flows, episodes = flows_and_episodes(table, all_rows, res, hosts)
-    data = {
-        "schema": SCHEMA, "generator": f"rocetrace {__version__}", "seed": seed,
-        "scenario": _scenario_dict(sc), "capture": capture_counts(table, sc),
-        "flows": flows, "retransmissions": episodes, "pfc": pfc_truth(table, sc.link_speed_bps),
-        "capture_drops": drops_truth(got.drops, hosts), "messages": message_summary(res),
-        "packets_on_wire": len(all_rows),
-    }  # fmt: skip
-    if cm_plan:
-        data["cm_connections"] = cm_plan.truth(hosts)
+    payloads = plan.payloads if plan else ()
+    paths = capture_paths(out_path, sc.captured)
+    shots = {v: shoot(wire, sc, v, seed, paths[v], hosts, payloads) for v in sc.captured}
+    data = legacy_truth(sc, seed, shots[legacy_vantage(sc)], wire, res, hosts)
+    if plan:
+        data["cm_connections"] = plan.truth(hosts)
     data["findings"] = expected_findings(data, sc, res)
+    shift = plan.shift_ns if plan else 0
+    data.update(v2_facts(sc, res, wire, hosts, list(shots.values()), shift))
     path = truth_path(out_path)
     text = json.dumps(data, indent=1) + "\n"
     path.write_text(text)
-    return Truth(json.loads(text), path)
+    return Truth(json.loads(text), path, wire, shots)
+
+
+def legacy_truth(
+    sc: Scenario, seed: int, shot: VantageCapture, wire: PacketTable, res: SimResult,
+    hosts: Hosts,
+) -> dict[str, Any]:  # fmt: skip
+    """truth/1's keys, counted at one capture point (to be retired by the analysis team)."""
+    table = shot.table
+    flows, episodes = flows_and_episodes(table, wire, res, hosts)
+    return {
+        "schema": SCHEMA, "generator": f"rocetrace {__version__}", "seed": seed,
+        "scenario": _scenario_dict(sc), "capture": capture_counts(table, sc),
+        "flows": flows, "retransmissions": episodes,
+        "pfc": pfc_truth(table, sc.link_speed_bps),
+        "capture_drops": drops_truth(shot.drops, hosts), "messages": message_summary(res),
+        "packets_on_wire": len(wire), "legacy_vantage": shot.vantage,
+    }  # fmt: skip
 
 
 def _scenario_dict(sc: Scenario) -> dict[str, Any]:
     d = asdict(sc)
     d.pop("extra", None)
     return d
-
-
-def _flow_name(f: dict[str, Any]) -> str:
-    return f"{f['src_ip']}>{f['dst_ip']}/{f['dest_qp']}"
-
-
-def expected_findings(data: dict[str, Any], sc: Scenario, res: SimResult) -> list[dict[str, Any]]:
-    """Finding codes (issue 4) an analysis of this capture must raise; `certain` is False
-    where the analysis has to guess (a PSN gap from a capture drop)."""
-    out: list[dict[str, Any]] = []
-    per_flow = {
-        "psn_sequence_error": lambda f: f["naks"]["psn_sequence_error"] > 0,
-        "rnr_nak": lambda f: f["naks"]["rnr"] > 0,
-        "timeout_retransmission": lambda f: f["timeouts"] > 0,
-        "cnp_without_ce": lambda f: f["cnps_without_ce"] > 0,
-    }
-    for code, test in per_flow.items():
-        out += [
-            {"code": code, "flow": _flow_name(f), "certain": True} for f in data["flows"] if test(f)
-        ]
-    data_flows = [f for f in data["flows"] if f["role"] == "requester"]
-    if sc.ecn == 0 and data_flows:
-        out.append({"code": "ecn_not_capable", "flow": None, "certain": True})
-    if any(f["cnps"] for f in data["flows"]) and sc.cnp_dscp >> 3 <= sc.dscp >> 3:
-        out.append({"code": "cnp_priority", "flow": None, "certain": True})
-    if sc.udp_sport_collision and sc.qps > 1:
-        out.append({"code": "udp_sport_collision", "flow": None, "certain": True})
-    if "bad_icrc" in data["capture"]["malformed"]:
-        out.append({"code": "bad_icrc", "flow": None, "certain": True})
-    if data["capture_drops"]:
-        out.append({"code": "capture_gap", "flow": None, "certain": False})
-    if any(p["longest_pause_s"] >= STORM_S for p in data["pfc"]["by_priority"].values()):
-        out.append({"code": "pfc_storm", "flow": None, "certain": True})
-    stuck = any(m.status == "pending" for m in res.messages)
-    if stuck and restarts_without_progress(res.episodes) >= LIVELOCK_RESTARTS:
-        out.append({"code": "go_back_0_livelock", "flow": None, "certain": True})
-    return out

@@ -17,8 +17,9 @@ from rocetrace.generate.sim import SimResult
 from rocetrace.generate.table import MALFORMED, PFC, ROLE_REQUEST, PacketTable
 from rocetrace.generate.truth import CNP, find_flows, flow_key, flow_truth, group_by_key
 
-SCHEMA = "rocetrace.truth/1"
+SCHEMA = "rocetrace.truth/2"
 STORM_S = 0.1
+LIVELOCK_RESTARTS = 3
 
 
 def _sent_counts(all_rows: PacketTable) -> dict[tuple[int, int], int]:
@@ -159,3 +160,40 @@ def restarts_without_progress(episodes: list[Episode]) -> int:
         if e.mode == "go-back-0":
             starts[(e.conn, e.start_psn)] = starts.get((e.conn, e.start_psn), 0) + 1
     return max(starts.values(), default=0)
+
+
+def _flow_name(f: dict[str, Any]) -> str:
+    return f"{f['src_ip']}>{f['dst_ip']}/{f['dest_qp']}"
+
+
+def expected_findings(data: dict[str, Any], sc: Scenario, res: SimResult) -> list[dict[str, Any]]:
+    """Finding codes (issue 4) an analysis of this capture must raise; `certain` is False
+    where the analysis has to guess (a PSN gap from a capture drop)."""
+    out: list[dict[str, Any]] = []
+    per_flow = {
+        "psn_sequence_error": lambda f: f["naks"]["psn_sequence_error"] > 0,
+        "rnr_nak": lambda f: f["naks"]["rnr"] > 0,
+        "timeout_retransmission": lambda f: f["timeouts"] > 0,
+        "cnp_without_ce": lambda f: f["cnps_without_ce"] > 0,
+    }
+    for code, test in per_flow.items():
+        out += [
+            {"code": code, "flow": _flow_name(f), "certain": True} for f in data["flows"] if test(f)
+        ]
+    data_flows = [f for f in data["flows"] if f["role"] == "requester"]
+    if sc.ecn == 0 and data_flows:
+        out.append({"code": "ecn_not_capable", "flow": None, "certain": True})
+    if any(f["cnps"] for f in data["flows"]) and sc.cnp_dscp >> 3 <= sc.dscp >> 3:
+        out.append({"code": "cnp_priority", "flow": None, "certain": True})
+    if sc.udp_sport_collision and sc.qps > 1:
+        out.append({"code": "udp_sport_collision", "flow": None, "certain": True})
+    if "bad_icrc" in data["capture"]["malformed"]:
+        out.append({"code": "bad_icrc", "flow": None, "certain": True})
+    if data["capture_drops"]:
+        out.append({"code": "capture_gap", "flow": None, "certain": False})
+    if any(p["longest_pause_s"] >= STORM_S for p in data["pfc"]["by_priority"].values()):
+        out.append({"code": "pfc_storm", "flow": None, "certain": True})
+    stuck = any(m.status == "pending" for m in res.messages)
+    if stuck and restarts_without_progress(res.episodes) >= LIVELOCK_RESTARTS:
+        out.append({"code": "go_back_0_livelock", "flow": None, "certain": True})
+    return out

@@ -1,5 +1,6 @@
 """The discrete-event scenario run: hosts, connections, requesters and responders on one
-fabric, the notification point that answers CE marks with CNPs, and PFC storms.
+fabric, the notification point that answers CE marks with CNPs, PFC, and a second
+generation of connections on reused QP numbers once the first one's traffic is over.
 
 Decisions are made packet by packet here (this is the test bed); the bulk path in
 `bulk.py` skips all of it for fault-free traffic.
@@ -11,63 +12,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rocetrace.generate.encap import Encap
-from rocetrace.generate.model import Conn, Episode, Message, packets_for
+from rocetrace.dissectors.opcodes import OPCODES
+from rocetrace.generate.faults import SlowPath
+from rocetrace.generate.ledger import CnpCause, Ledger
+from rocetrace.generate.model import Conn, Episode, Message
 from rocetrace.generate.network import EventLoop, Network, Packet
+from rocetrace.generate.pfc import pause_after_drop, storm
 from rocetrace.generate.requester import Requester
 from rocetrace.generate.responder import Responder
 from rocetrace.generate.scenario import Scenario
-from rocetrace.generate.table import PFC, ROLE_CNP, ROLE_PFC, ROLE_REQUEST
-
-QP_A_BASE, QP_B_BASE = 0x0011C0, 0x0022C0
-VA_BASE = 0x7F0000000000
-SPORT_BASE = 49152
-
-
-def udp_sport(qp: int, sc: Scenario) -> int:
-    """RoCEv2 source port: a hash of the QP number (entropy for ECMP), unless collided."""
-    return SPORT_BASE if sc.udp_sport_collision else SPORT_BASE | ((qp * 2654435761) >> 7) & 0x3FFF
-
-
-def encap_of(sc: Scenario) -> Encap:
-    return Encap(sc.ip_version, sc.vlan, sc.roce_v1, sc.vxlan_vni)
-
-
-def make_connections(sc: Scenario, rng: np.random.Generator) -> list[Conn]:
-    conns: list[Conn] = []
-    for r in range(sc.requesters):
-        for s in range(sc.responders):
-            for _ in range(sc.qps):
-                i = len(conns)
-                qa, qb = QP_A_BASE + i, QP_B_BASE + i
-                start = sc.start_psn if sc.start_psn is not None else int(rng.integers(0, 1 << 24))
-                conns.append(
-                    Conn(
-                        i,
-                        r,
-                        sc.requesters + s,
-                        qa,
-                        qb,
-                        start,
-                        udp_sport(qa, sc),
-                        udp_sport(qb, sc),
-                        sc.transport,
-                    )
-                )
-    return conns
-
-
-def make_messages(sc: Scenario, conn: Conn, first_idx: int) -> list[Message]:
-    msgs, psn, va = [], conn.start_psn, VA_BASE + conn.idx * (1 << 32)
-    for k in range(sc.messages):
-        op = sc.ops[k % len(sc.ops)]
-        length = 8 if op in ("cmp_swap", "fetch_add") else sc.message_size
-        if conn.transport == "UD":
-            length = min(length, sc.mtu)
-        n = packets_for(sc, op, length)
-        msgs.append(Message(first_idx + k, conn.idx, op, length, psn, n, va, resp_next=psn))
-        psn, va = psn + n, va + length
-    return msgs
+from rocetrace.generate.table import ROLE_CNP, ROLE_REQUEST
+from rocetrace.generate.topology import encap_of, make_connections, make_messages
 
 
 @dataclass
@@ -78,7 +33,24 @@ class SimResult:
     episodes: list[Episode]
     hosts: int  # host count including the switch (last)
     end_ns: int
-    notes: dict[str, int] = field(default_factory=dict)
+    ledger: Ledger = field(default_factory=Ledger)
+
+
+class Duplex:
+    """A QP that is requester and responder at once (both ends of a QP pair post requests):
+    requests go to its responder; ACKs, NAKs, READ responses and CNPs to its requester."""
+
+    def __init__(self, requester: Requester, responder: Responder) -> None:
+        self.requester, self.responder = requester, responder
+
+    def on_packet(self, t: int, pkt: Packet) -> None:
+        if OPCODES[pkt["opcode"]].is_request:
+            self.responder.on_packet(t, pkt)
+        else:
+            self.requester.on_packet(t, pkt)
+
+
+Handler = Requester | Responder | Duplex
 
 
 class Simulation:
@@ -90,17 +62,45 @@ class Simulation:
         self.conns = make_connections(sc, self.rng)
         self.switch = sc.requesters + sc.responders
         self.episodes: list[Episode] = []
-        self.handlers: dict[tuple[int, int], Requester | Responder] = {}
+        self.handlers: dict[tuple[int, int], Handler] = {}
         self.requesters: list[Requester] = []
         self.messages: list[Message] = []
         self.last_cnp: dict[tuple[int, int], int] = {}
+        self.ledger = Ledger()
+        self.pfc_rng = np.random.default_rng([seed, 5])
+        if sc.pfc_on_loss is not None:
+            self.net.on_drop = lambda pkt: pause_after_drop(self, pkt)
+        if sc.reorder_rate > 0:
+            self.net.slow_path = SlowPath(sc, np.random.default_rng([seed, 4]))
         for c in self.conns:
             msgs = make_messages(sc, c, len(self.messages))
             self.messages += msgs
-            req = Requester(self, c, msgs)
-            self.requesters.append(req)
-            self.handlers[(c.req_host, c.qp_a)] = req
-            self.handlers[(c.resp_host, c.qp_b)] = Responder(self, c)
+            self.requesters.append(Requester(self, c, msgs))
+
+    def attach(self, req: Requester) -> None:
+        """Connect a requester's QP and its responder's QP to the fabric."""
+        c = req.conn
+        self.plug((c.req_host, c.qp_a), req)
+        self.plug((c.resp_host, c.qp_b), Responder(self, c))
+
+    def plug(self, key: tuple[int, int], handler: Requester | Responder) -> None:
+        """A QP already serving the other role for a connection of the same generation
+        becomes a Duplex; one of an earlier generation (QP reuse) is replaced."""
+        prior = self.handlers.get(key)
+        pair = None
+        if isinstance(prior, Requester) and isinstance(handler, Responder):
+            pair = Duplex(prior, handler)
+        elif isinstance(prior, Responder) and isinstance(handler, Requester):
+            pair = Duplex(handler, prior)
+        same = pair is not None and pair.requester.conn.generation == pair.responder.conn.generation
+        self.handlers[key] = pair if same and pair is not None else handler
+
+    def start(self, generation: int, t: int) -> None:
+        """Attach one generation's connections and wake their requesters from t."""
+        mine = [r for r in self.requesters if r.conn.generation == generation]
+        for i, req in enumerate(mine):
+            self.attach(req)
+            req.wake(t + 7 * i)
 
     def deliver(self, t: int, pkt: Packet) -> None:
         """A packet reaches its destination NIC: CE marks first, then the QP."""
@@ -126,39 +126,49 @@ class Simulation:
             "conn": conn.idx, "role": ROLE_CNP,
         }  # fmt: skip
         self.net.send(t + self.sc.ack_delay_ns, cnp, self.deliver)
-
-    def pfc_storm(self) -> None:
-        """Pause frames refreshed for the whole storm, then a resume, from each responder
-        (and from the switch to each requester when the pause propagates)."""
-        storm = self.sc.pfc_storm
-        if storm is None:
-            return
-        t0, end = int(storm.start_us * 1000), int((storm.start_us + storm.duration_us) * 1000)
-        d = self.sc.link_delay_ns
-        links = [(h, self.switch) for h in range(self.sc.requesters, self.switch)]
-        if storm.propagate:
-            links += [(self.switch, h) for h in range(self.sc.requesters)]
-        for src, dst in links:
-            shift = 0 if src != self.switch else 2 * d
-            paused = self.net.egress_pause if src != self.switch else self.net.host_pause
-            paused[(src if src != self.switch else dst, storm.priority)] = [
-                (t0 + shift, end + shift)
-            ]
-            times = list(range(t0 + shift, end + shift, int(storm.refresh_us * 1000)))
-            for t in [*times, end + shift]:
-                q = storm.quanta if t < end + shift else 0
-                self.net.rows.append(
-                    {"kind": PFC, "src": src, "dst": dst, "role": ROLE_PFC, "opcode": 0,
-                     "pfc_enable": 1 << storm.priority, f"pfc_q{storm.priority}": q,
-                     "t_tx": t, "t_sw": t + d, "t_rx": t + d, "lost": 0}
-                )  # fmt: skip
+        self.ledger.cnp_causes.append(CnpCause(cnp["_row"], cause, pkt["_row"]))
 
     def run(self) -> SimResult:
-        self.pfc_storm()
-        for i, req in enumerate(self.requesters):
-            req.wake(1000 + 7 * i)
-        self.loop.run(lambda: len(self.net.rows) >= self.sc.max_packets)
-        end = max((r.get("t_rx", 0) for r in self.net.rows), default=0)
+        storm(self)
+        self.start(0, 1000)
+        self.loop.run(self.full)
+        if self.sc.qp_reuse_gap_us is not None and not self.full():
+            self.reuse_qps(self.last_rx() + int(self.sc.qp_reuse_gap_us * 1000))
+        end = self.last_rx()
+        self.record_delays()
         return SimResult(
-            self.net.rows, self.conns, self.messages, self.episodes, self.switch + 1, end
-        )
+            self.net.rows, self.conns, self.messages, self.episodes, self.switch + 1, end,
+            self.ledger,
+        )  # fmt: skip
+
+    def full(self) -> bool:
+        return len(self.net.rows) >= self.sc.max_packets
+
+    def record_delays(self) -> None:
+        """Each request that took the slower path (reordering) is an anomaly of the truth."""
+        for row, late in self.net.delayed:
+            r = self.net.rows[row]
+            self.ledger.anomalies.append(
+                {"kind": "reordered", "wire_id": row, "conn": r["conn"], "psn": r["psn"],
+                 "delay_ns": late}
+            )  # fmt: skip
+
+    def last_rx(self) -> int:
+        return max((r.get("t_rx", 0) for r in self.net.rows), default=0)
+
+    def reuse_qps(self, t: int) -> None:
+        """The first generation's traffic is over (its QPs torn down): new connections on the
+        same QP numbers start at t."""
+        self.start(1, t)
+        self.loop.run(self.full)
+        first = {c.idx: c for c in self.conns if c.generation == 0}
+        sent: dict[int, int] = {}
+        for i, r in enumerate(self.net.rows):
+            sent.setdefault(r.get("conn", -1), i)
+        for c in self.conns[len(first) :]:
+            prev = first[c.idx - len(first)]
+            self.ledger.anomalies.append({
+                "kind": "qp_reuse", "conn": c.idx, "previous_conn": prev.idx,
+                "requester_qp": c.qp_a, "responder_qp": c.qp_b, "start_psn": c.start_psn,
+                "previous_start_psn": prev.start_psn, "first_wire_id": sent.get(c.idx),
+            })  # fmt: skip
