@@ -19,8 +19,6 @@ import pandas as pd
 from rocetrace.analysis.pipeline import analyze_packets
 from rocetrace.capture import read_capture
 from rocetrace.generate import generate
-from rocetrace.generate.capture import capture
-from rocetrace.generate.run import resolve, simulate
 from rocetrace.generate.table import ROLE_REQUEST
 
 # How a capture is re-clocked the way real capture points write it: a microsecond clock,
@@ -40,16 +38,27 @@ class Grade:
     false: list[str] = field(default_factory=list)  # episode frames no NIC resent
 
 
-def truth_table(scenario: str, seed: int, **overrides: Any) -> tuple[Any, Any]:
-    """The captured frames as the generator's table (frame k is row k - 1: `row` is the
-    packet's wire id, `episode` the NIC episode a resend belongs to) and the simulation."""
-    sc = resolve(scenario, overrides)
-    wire, res = simulate(sc, seed)
-    if sc.cm:
-        from rocetrace.generate.cm import add_cm_exchange
+@dataclass
+class Seen:
+    """One capture point's frames as the truth names them: per frame (index k for frame
+    k + 1) the packet's wire id (-1: injected malformed), and the NIC episodes."""
 
-        wire, _ = add_cm_exchange(wire, res, sc, seed)
-    return capture(wire, sc, np.random.default_rng([seed, 1])).table, res
+    wire: Any  # the generator's PacketTable of every packet sent (row = wire id)
+    wire_ids: np.ndarray
+    episodes: list[dict[str, Any]]  # truth.nic_episodes
+
+    def frame_of(self, wire_id: int | None) -> int:
+        """The frame number that captured packet `wire_id`, -1 when none did."""
+        if wire_id is None:
+            return -1
+        at = np.flatnonzero(self.wire_ids == wire_id)
+        return int(at[0]) + 1 if len(at) else -1
+
+
+def seen_at(truth: Any, vantage: str | None = None) -> Seen:
+    """The truth as one capture point (the only one, by default) recorded it."""
+    cap = truth.captures[vantage or next(iter(truth.captures))]
+    return Seen(truth.wire, np.asarray(cap.wire_ids, np.int64), truth.nic_episodes)
 
 
 def reclock(packets: pd.DataFrame, clock: str, seed: int) -> tuple[pd.DataFrame, dict]:
@@ -65,21 +74,23 @@ def reclock(packets: pd.DataFrame, clock: str, seed: int) -> tuple[pd.DataFrame,
     return packets, {}
 
 
-def analyzed(tmp_path: Path, scenario: str, seed: int, clock: str = "ns", **ov: Any) -> Any:
-    """Generate, write, read back, re-clock and analyse one scenario."""
+def analyzed(
+    tmp_path: Path, scenario: str, seed: int, clock: str = "ns", **ov: Any
+) -> tuple[Any, Any]:
+    """Generate, write, read back, re-clock and analyse one scenario: (analysis, truth)."""
     path = tmp_path / f"{scenario}-{seed}-{clock}.pcap"
-    generate(scenario, path, seed=seed, **ov)
+    truth = generate(scenario, path, seed=seed, **ov)
     cap = read_capture(path)
     packets, options = reclock(cap.packets, clock, seed)
     info = cap.info if clock == "ns" else None
-    return analyze_packets(packets, info, mads=cap.mads, **options)
+    return analyze_packets(packets, info, mads=cap.mads, **options), truth
 
 
-def _visible(table: Any, i: int, high: dict[tuple, int]) -> bool:
-    """Can the capture show frame i as a resend: was its PSN seen before in its flow (the
-    highest PSN captured so far is at or beyond it)? Updates `high`."""
-    key = (int(table["src"][i]), int(table["dst"][i]), int(table["dest_qp"][i]))
-    psn = int(table["psn"][i])
+def _visible(wire: Any, w: int, high: dict[tuple, int]) -> bool:
+    """Can the capture show packet `w` as a resend: was its PSN seen before in its flow
+    (the highest PSN captured so far is at or beyond it)? Updates `high`."""
+    key = (int(wire["src"][w]), int(wire["dst"][w]), int(wire["dest_qp"][w]))
+    psn = int(wire["psn"][w])
     before = high.get(key)
     step = None if before is None else (psn - before + (1 << 23)) % (1 << 24) - (1 << 23)
     if step is None or step > 0:
@@ -87,56 +98,57 @@ def _visible(table: Any, i: int, high: dict[tuple, int]) -> bool:
     return step is not None and step <= 0
 
 
-def grade(a: Any, table: Any, res: Any) -> Grade:
-    """Each captured request frame a NIC resent, against the analysis' episode holding it."""
+def grade(a: Any, seen: Seen) -> Grade:
+    """Each captured request a NIC resent, against the analysis' episode holding it."""
     g = Grade()
     eps = a.retransmissions
     episode_of = a.packets["episode"].to_numpy(dtype=float, na_value=np.nan)
-    frame_of_row = {int(r): k + 1 for k, r in enumerate(table["row"]) if r >= 0}
     high: dict[tuple, int] = {}
-    seen: set[int] = set()
-    for i in range(len(table)):
-        request = table["role"][i] == ROLE_REQUEST
-        visible = _visible(table, i, high) if request else False
-        nic = int(table["episode"][i]) if request else -1
-        mine = episode_of[i] if i < len(episode_of) else np.nan
+    counted: set[int] = set()
+    for k, w in enumerate(seen.wire_ids.tolist()):
+        request = w >= 0 and seen.wire["role"][w] == ROLE_REQUEST
+        visible = _visible(seen.wire, w, high) if request else False
+        nic = int(seen.wire["episode"][w]) if request else -1
+        mine = episode_of[k]
         if nic < 0:
             if mine == mine:
-                g.false.append(f"frame {i + 1}: in episode {int(mine)}, no NIC resent it")
+                g.false.append(f"frame {k + 1}: in episode {int(mine)}, no NIC resent it")
             continue
         g.frames += 1
         if mine != mine:
             if visible:
-                g.missed.append(f"frame {i + 1}: resend of NIC episode {nic} not found")
+                g.missed.append(f"frame {k + 1}: resend of NIC episode {nic} not found")
             continue
-        problems = _problems(eps.iloc[int(mine)], res.episodes[nic], frame_of_row)
-        g.wrong += [f"frame {i + 1}: {p}" for p in problems]
-        if nic not in seen:
-            seen.add(nic)
+        episode = seen.episodes[nic]
+        g.wrong += [f"frame {k + 1}: {p}" for p in _problems(eps.iloc[int(mine)], episode, seen)]
+        if nic not in counted:
+            counted.add(nic)
             g.episodes += 1
-            g.uncertain += _uncertain(eps.iloc[int(mine)], res.episodes[nic])
+            g.uncertain += _uncertain(eps.iloc[int(mine)], episode)
     return g
 
 
-def _problems(mine: Any, nic: Any, frame_of_row: dict[int, int]) -> list[str]:
+def _problems(mine: Any, nic: dict[str, Any], seen: Seen) -> list[str]:
     """What the analysis claims with certainty (certain or likely) that the NIC did not."""
     out = []
     if mine["trigger_certainty"] != "uncertain":
-        if mine["trigger"] != nic.trigger:
-            out.append(f"trigger {mine['trigger']} ({mine['trigger_certainty']}), NIC {nic.trigger}")
-        elif nic.trigger in ("nak", "rnr"):
-            want = frame_of_row.get(nic.trigger_row, -1)
+        if mine["trigger"] != nic["trigger"]:
+            out.append(
+                f"trigger {mine['trigger']} ({mine['trigger_certainty']}), NIC {nic['trigger']}"
+            )
+        elif nic["trigger"] in ("nak", "rnr"):
+            want = seen.frame_of(nic["trigger_packet"])
             got = -1 if pd.isna(mine["nak_frame"]) else int(mine["nak_frame"])
             if got != want:
                 out.append(f"NAK frame {got} ({mine['trigger_certainty']}), NIC's NAK frame {want}")
-    either = nic.either_policy and mine["mode_certainty"] != "certain"
-    if mine["mode_certainty"] != "uncertain" and mine["mode"] != nic.mode and not either:
-        out.append(f"mode {mine['mode']} ({mine['mode_certainty']}), NIC {nic.mode}")
+    either = nic["either_policy"] and mine["mode_certainty"] != "certain"
+    if mine["mode_certainty"] != "uncertain" and mine["mode"] != nic["mode"] and not either:
+        out.append(f"mode {mine['mode']} ({mine['mode_certainty']}), NIC {nic['mode']}")
     return out
 
 
-def _uncertain(mine: Any, nic: Any) -> bool:
+def _uncertain(mine: Any, nic: dict[str, Any]) -> bool:
     """Did the analysis leave open what the capture could have shown? A mode both policies
     would have resent alike does not count."""
-    mode_open = mine["mode_certainty"] == "uncertain" and not nic.either_policy
+    mode_open = mine["mode_certainty"] == "uncertain" and not nic["either_policy"]
     return bool(mine["trigger_certainty"] == "uncertain" or mode_open)

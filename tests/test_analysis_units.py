@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from analysis_builder import A, B, ack, at, cnp, nak, packet_table, req, rnr
 

@@ -12,7 +12,7 @@ import dpkt
 import numpy as np
 import pytest
 from oracle import compare_frames, reference_frames, table_frames, tshark_frames
-from test_analysis_truth import differences
+from test_analysis_truth import count_differences
 
 from rocetrace.analysis.api import analyze
 from rocetrace.dissectors.opcodes import OPCODES
@@ -69,7 +69,7 @@ def test_same_packets_as_the_event_model(mix: str) -> None:
 def test_analysis_equals_truth(tmp_path: Path, mix: str, vantage: str) -> None:
     path = tmp_path / f"{mix}.pcap"
     truth = generate("bulk", path, seed=4, vantage=vantage, **MIXES[mix]).data
-    assert differences(analyze(path).summary(), truth) == []
+    assert count_differences(analyze(path).summary(), truth) == []
     sc = truth["scenario"]
     every_message = sc["requesters"] * sc["responders"] * sc["qps"] * sc["messages"]
     assert truth["retransmissions"] == [] and truth["messages"] == {"completed": every_message}

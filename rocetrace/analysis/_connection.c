@@ -53,10 +53,15 @@ enum { A_REUSE = 1, A_UNSENT = 2, A_REORDER = 3 };
 /* The episode record: every field int64 (connection.py: EPISODE_FIELDS, same order). */
 typedef struct {
     int64_t conv, first_ev, last_ev, n_resent, start_ext, end_ext, sent_hi, last_sent_first;
-    int64_t acked, acked_ev, nak_ev, nak_ext, nak_kind, nak_after, prev_ev, prev_req_ev;
+    int64_t acked, acked_ev, nak_ev, nak_ext, nak_kind, prev_ev, prev_req_ev;
     int64_t progress_ev, contiguous, skips, skipped, ack_skips, tail_skips, start_pos;
     int64_t start_opcode, read_ev, resp_hi, resp_hi_ev, orig_ev, n_resp, resumed, cursor;
-    int64_t cut_of, new_naks, start_kind, msg_first, nak_early, cut_by_split;
+    int64_t cut_of, new_naks, start_kind, msg_first, nak_early, cut_by_split, own_nak_seen;
+    int64_t read_resp_hi; /* READ asked again: the highest response of it seen before */
+    int64_t unasked;      /* resends past the first, not the newest PSN sent before the
+                             episode, and no NAK of their own seen: only go-back-N sends them */
+    int64_t near_split;   /* a resend kept in the run though a NAK of its PSN came not much
+                             sooner than the path's answers take (half the gate or more) */
 } Episode;
 #define EPISODE_FIELDS (sizeof(Episode) / sizeof(int64_t))
 
@@ -249,6 +254,17 @@ static Py_ssize_t find_nak(Machine *m, const Conv *c, Py_ssize_t i, int64_t ext,
     return -1;
 }
 
+/* Was a NAK of exactly PSN `ext` seen in this conversation (taken or not, within the
+ * lookback)? */
+static int nak_seen(Machine *m, const Conv *c, int64_t ext)
+{
+    Py_ssize_t stop = m->naks.n - NAK_LOOKBACK > c->naks0 ? m->naks.n - NAK_LOOKBACK : c->naks0;
+    for (Py_ssize_t k = m->naks.n - 1; k >= stop; k--)
+        if (m->naks.at[k].ext == ext)
+            return 1;
+    return 0;
+}
+
 static int is_read_request(int16_t opcode) { return opcode >= 0 && (opcode & 0x1F) == 0x0C; }
 
 static Episode *new_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end,
@@ -316,6 +332,7 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
     Run *r = m->r;
     Py_ssize_t k = find_nak(m, c, i, e, 1, 0, 0);
     int msg_start = r->pos[i] == P_FIRST || r->pos[i] == P_ONLY;
+    int own_nak_seen = k >= 0 || nak_seen(m, c, e);
     if (k < 0 && msg_start)
         k = find_nak(m, c, i, e, 0, c->sent_hi + 1, 0);
     if (k < 0 && c->cut >= 0 && !c->new_data && e == m->eps.at[c->cut].cursor) {
@@ -335,17 +352,23 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
         c->cut = -1;
         return;
     }
+    /* A NAK of exactly the PSN where a cut run would resume: the resend may be either. */
+    int resumable = k >= 0 && c->cut >= 0 && !c->new_data && e == m->eps.at[c->cut].cursor;
     Py_ssize_t was_open = c->open;
     Episode *E = new_episode(m, c, i, e, end, orig);
     if (!E)
         return;
     if (k >= 0)
         answer_nak(m, c, E, k, e);
+    E->nak_early = resumable;
+    E->own_nak_seen = own_nak_seen;
     E->new_naks = m->naks.n - c->naks0;
     E->start_kind = kind;
     Read *rd = is_read_request(r->opcode[i]) ? read_holding(m, c->reads0, e) : NULL;
+    E->read_resp_hi = NONE;
     if (rd && rd->ev >= 0) {
         E->read_ev = rd->ev;
+        E->read_resp_hi = rd->resp_hi;
         rd->reissue_ep = m->eps.n - 1;
     }
     r->episode[i] = m->eps.n - 1;
@@ -397,6 +420,10 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
             m->eps.at[m->eps.n - 1].nak_early = 1;
         return;
     }
+    Py_ssize_t near = find_nak(m, c, i, e, 1, 0, 0);
+    if (near >= 0 && r->gate[c->id] > 0 &&
+        2 * (r->ts[i] - r->ts[m->naks.at[near].ev]) >= r->gate[c->id])
+        E->near_split = 1;
     if (e > E->cursor) {
         E->skips++;
         E->skipped += e - E->cursor;
@@ -405,6 +432,8 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
     } else {
         E->contiguous++;
     }
+    if (e != E->start_ext && e != E->last_sent_first && !nak_seen(m, c, e))
+        E->unasked++;
     E->n_resent++;
     E->last_ev = i;
     E->cursor = end + 1;
@@ -438,7 +467,8 @@ static int64_t msg_first_of(Machine *m, int pos, int64_t e)
 }
 
 /* A first copy of a PSN the capture saw skipped, while no resend run is under way (in a
- * go-back-N run, PSNs nobody NAKed come again as a matter of course): a late original
+ * run, PSNs nobody NAKed come again as a matter of course, and the capture point may have
+ * missed some of them): a late original
  * (packet spraying, adaptive routing), not a resend, when it came sooner after the skip
  * than any resend could: sooner than the shortest ACK timer with no NAK of it to answer,
  * or sooner than the path's shortest NAK answer (the gate). The anomaly links it to the
@@ -592,18 +622,6 @@ static void on_ack(Machine *m, Conv *c, Py_ssize_t i)
     if (!PUSH(m->naks, entry)) {
         m->oom = 1;
         return;
-    }
-    /* A NAK seen just after the resend that answers it (clock jitter, or equal times at a
-     * coarse resolution): the open episode takes it when it has no trigger yet. */
-    if (c->open >= 0) {
-        Episode *E = &m->eps.at[c->open];
-        int relates = p == E->start_ext || (p > E->start_ext && k == K_NAK &&
-                                            (E->start_pos == P_FIRST || E->start_pos == P_ONLY));
-        if (E->nak_ev < 0 && relates && r->ts[i] <= r->ts[E->first_ev] + r->tol &&
-            r->gate[c->id] <= 0) {
-            take_nak(m, E, m->naks.n - 1);
-            E->nak_after = 1;
-        }
     }
 }
 

@@ -1,13 +1,16 @@
 """Named protocol anomalies ("weirds", as Zeek calls them): what a connection did that is
 neither normal traffic nor a retransmission, each pointing to its frames.
 
-| code | what the capture shows |
-|---|---|
-| `psn_reuse` | a new request at a PSN an earlier request already took; after a READ, the requester and responder disagree on the path MTU (the READ took more response PSNs than the requester counted) |
-| `ack_unsent_psn` | an ACK or NAK of a PSN the requester never sent |
-| `stall` | requests outstanding and no progress from the last ACK to the end of the capture, for longer than any ACK took |
-| `qp_reuse` | a QP number taken again by a new CM connection (new starting PSN): a new flow begins there |
-| `reordering` | a first copy of a skipped PSN that came sooner than any resend could: a late original (packet spraying, adaptive routing), not a loss |
+- `psn_reuse`: a new request at a PSN an earlier request already took; after a READ, the
+  requester and responder disagree on the path MTU (the READ took more response PSNs than
+  the requester counted), and the message names both MTUs.
+- `ack_unsent_psn`: an ACK or NAK of a PSN the requester never sent.
+- `stall`: requests outstanding and no progress from the last ACK to the end of the
+  capture, for longer than any ACK took.
+- `qp_reuse`: a QP number taken again by a new CM connection (new starting PSN): a new
+  flow begins there.
+- `reordering`: a first copy of a skipped PSN that came sooner than any resend could: a
+  late original (packet spraying, adaptive routing), not a loss.
 """
 
 from __future__ import annotations
@@ -58,7 +61,9 @@ def _responder_mtu(pp: Prepared, model: FlowModel, conv: int) -> int | None:
     if pair < 0:
         return None
     rows = model.order.frames_of(pair)
-    full = rows[(pp.kind[rows] == READ_RESPONSE) & isin_small(pp.position[rows], (POS_FIRST, POS_MIDDLE))]
+    full = rows[
+        (pp.kind[rows] == READ_RESPONSE) & isin_small(pp.position[rows], (POS_FIRST, POS_MIDDLE))
+    ]
     return int(pp.payload_len[full].max()) if len(full) else None
 
 
@@ -132,7 +137,8 @@ def _slowest_answer(c: cn.Conversations) -> dict[int, int]:
     if len(acks) == 0:
         return {}
     rtt = c.ts[acks] - c.ts[c.link[acks]]
-    return pd.Series(rtt).groupby(c.conv[acks]).max().astype(int).to_dict()
+    slowest = pd.Series(rtt).groupby(c.conv[acks]).max()
+    return {int(k): int(v) for k, v in zip(slowest.index, slowest.to_numpy(), strict=True)}
 
 
 def _qp_reuse(pp: Prepared, model: FlowModel, conns: pd.DataFrame | None) -> list[dict]:
@@ -149,7 +155,15 @@ def _qp_reuse(pp: Prepared, model: FlowModel, conns: pd.DataFrame | None) -> lis
             f"QP {int(model.qp[f]):#x} taken again by a new connection (PSN "
             f"{int(pp.psn[row])}): a new flow from here"
         )
-        out.append(_row("qp_reuse", int(f), int(pp.ts[row]), [int(pp.frames_at(np.array([row]))[0])], message))
+        out.append(
+            _row(
+                "qp_reuse",
+                int(f),
+                int(pp.ts[row]),
+                [int(pp.frames_at(np.array([row]))[0])],
+                message,
+            )
+        )
     return out
 
 

@@ -6,9 +6,10 @@ the paired flow. Its id is the request flow's id. When both ends of a QP pair po
 requests, each end's requests and the other end's responses to them form their own
 conversation, so two PSN spaces never mix.
 
-Events keep capture order (the order the capture point recorded them in); the C pass (`_connection.c`) keeps the requester's and responder's state and writes what each
-event was and, per retransmission episode, the evidence it rests on. Nothing here weighs
-timing: episodes.py does, with the capture's tolerances.
+Events keep capture order (the order the capture point recorded them in); the C pass
+(`_connection.c`) keeps the requester's and responder's state and writes what each event
+was and, per retransmission episode, the evidence it rests on. Nothing here weighs timing:
+episodes.py does, with the capture's tolerances.
 """
 
 from __future__ import annotations
@@ -56,11 +57,11 @@ HISTORY_LEN = 48
 # The episode record of _connection.c, field by field (all int64).
 EPISODE_FIELDS = (
     "conv", "first_ev", "last_ev", "n_resent", "start_ext", "end_ext", "sent_hi",
-    "last_sent_first", "acked", "acked_ev", "nak_ev", "nak_ext", "nak_kind", "nak_after",
+    "last_sent_first", "acked", "acked_ev", "nak_ev", "nak_ext", "nak_kind",
     "prev_ev", "prev_req_ev", "progress_ev", "contiguous", "skips", "skipped", "ack_skips",
     "tail_skips", "start_pos", "start_opcode", "read_ev", "resp_hi", "resp_hi_ev", "orig_ev",
     "n_resp", "resumed", "cursor", "cut_of", "new_naks", "start_kind", "msg_first",
-    "nak_early", "cut_by_split",
+    "nak_early", "cut_by_split", "own_nak_seen", "read_resp_hi", "unasked", "near_split",
 )  # fmt: skip
 # How an episode began (start_kind): the first resend after new data or of the capture,
 # a restart (the PSN went back), a resend of exactly a PSN a newer NAK asked for, the next
@@ -195,7 +196,7 @@ def answer_floor(c: Conversations, hosts_of: np.ndarray) -> np.ndarray:
     pair; -1 where the path shows none."""
     e = c.episodes
     floor = np.full(len(hosts_of), -1, np.int64)
-    clean = (e["nak_ev"] >= 0) & (e["start_ext"] == e["nak_ext"]) & (e["nak_after"] == 0)
+    clean = (e["nak_ev"] >= 0) & (e["start_ext"] == e["nak_ext"])
     clean &= np.isin(e["start_kind"], (START_FIRST, START_RESTART))
     clean &= (e["orig_ev"] >= 0) | (e["n_resent"] >= 2)  # not a lone late original
     if not clean.any():

@@ -54,15 +54,6 @@ def _ts(c: cn.Conversations, ev: np.ndarray) -> np.ndarray:
     return np.where(ev >= 0, c.ts[np.maximum(ev, 0)], np.iinfo(np.int64).min // 4)
 
 
-def _middle_resends(c: cn.Conversations, e: np.ndarray) -> np.ndarray:
-    """Per episode, resends of a PSN other than its first and the newest one sent before it
-    (a selective repeat resends only those two: anything else is going back N)."""
-    rows = np.flatnonzero(c.episode >= 0)
-    k = c.episode[rows]
-    middle = (c.ext[rows] != e["start_ext"][k]) & (c.ext[rows] != e["last_sent_first"][k])
-    return np.bincount(k[middle], minlength=len(e))
-
-
 def _read_reissue(e: np.ndarray) -> np.ndarray:
     """A READ request asked again, with no NAK to answer: the requester re-issued the READ
     from a response it is missing."""
@@ -88,9 +79,15 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         "unknown",
     ).astype(object)
     certainty = np.full(len(e), CERTAIN, dtype=object)
-    certainty[(cause >= 0) & ((e["nak_after"] == 1) | (wait <= slack))] = LIKELY
+    certainty[(cause >= 0) & (wait <= slack)] = LIKELY
     certainty[trigger == "unknown"] = UNCERTAIN
-    certainty[_split_at_the_floor(x, e, wait) | (e["cut_by_split"] == 1)] = UNCERTAIN
+    # a READ asked again for responses the capture saw delivered: lost after the capture
+    # point (a re-issue), or a resend for a NAK another run answered: open
+    certainty[later & (e["start_ext"] <= e["read_resp_hi"])] = UNCERTAIN
+    open_split = (e["cut_by_split"] == 1) | (e["near_split"] == 1)
+    certainty[_split_at_the_floor(x, e, wait) | open_split] = UNCERTAIN
+    below_own = has_nak & (e["start_ext"] < e["nak_ext"]) & (e["own_nak_seen"] == 1)
+    certainty[below_own] = UNCERTAIN  # a go-back-0 reading beside a NAK of its own PSN
     slow = (cause >= 0) & (trigger != "rnr") & (wait >= MIN_ACK_TIMEOUT_NS - slack)
     if slow.any():
         _slow_answers(x, e, slow, cause, trigger, certainty)
@@ -99,15 +96,17 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _split_at_the_floor(x: Context, e: np.ndarray, wait: np.ndarray) -> np.ndarray:
     """Runs split off at a resend of exactly a PSN a newer NAK asked for, when that NAK came
-    no more than a frame time (plus the clock slack) earlier than the shortest answer the
-    path shows (the sender may have chosen that resend as the next PSN of the run it was
-    sending before the NAK reached it), or came before the run began (the sender had both
-    NAKs when it chose the run, which may go on through this PSN)."""
+    less than the shortest answer the path shows (plus the clock slack) before it (the
+    sender may have chosen that resend as the next PSN of the run it was sending before
+    the NAK reached it; sooner still, the run does not split at all), or came before the
+    run began (the sender had both
+    NAKs when it chose the run, which may go on through this PSN); and resends of a NAKed
+    PSN where a run cut before would resume."""
     c = x.conv
     asked = (e["start_kind"] == cn.START_ASKED) & (e["nak_ev"] >= 0)
     floor = c.floor[e["conv"]] if len(c.floor) else np.full(len(e), -1, np.int64)
-    close = wait - floor <= x.tol.slack_ns + x.tol.max_frame_ns
-    return asked & ((floor < 0) | close | (e["nak_early"] == 1))
+    close = wait - floor < x.tol.slack_ns
+    return (asked & ((floor < 0) | close)) | (e["nak_early"] == 1)
 
 
 def _slow_answers(
@@ -167,20 +166,27 @@ def _modes(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each episode's recovery mode and its certainty, from the PSNs it resent: what only
     one policy resends (a go-back-0's restart below the NAKed PSN, a go-back-N's PSN between
-    the first and the newest, a selective repeat's skip to the newest) is certain; what two
-    policies would both have sent takes the policy the same NIC shows elsewhere."""
-    c = x.conv
-    middle = _middle_resends(c, e)
+    the first and the newest that no NAK of its own asked for, a selective repeat's skip
+    to the newest) is certain; what two policies would both have sent takes the policy the
+    same NIC shows elsewhere."""
+    middle = e["unasked"]
     tail_skip = (e["tail_skips"] > 0) & (middle == 0)
+    # a skip onto the PSN after one just acknowledged is also what a go-back-N that the ACK
+    # overtook sends: no sign of selective repeat then
+    overtaken = e["ack_skips"] > 0
     same_packets = (middle == 0) & (e["skips"] == 0) & (e["end_ext"] >= e["last_sent_first"])
     gb0 = _go_back_0(e)
     mode = np.select([gb0, tail_skip], ["go-back-0", "selective-repeat"], "go-back-n")
     mode = mode.astype(object)
     mode[_read_reissue(e)] = "go-back-n"
     certainty = np.full(len(e), UNCERTAIN, dtype=object)
-    certainty[_read_reissue(e) | gb0 | (middle > 0)] = CERTAIN
+    reissue = _read_reissue(e) & (trigger == "read_reissue") & (trigger_certainty != UNCERTAIN)
+    certainty[reissue | gb0 | (middle > 0)] = CERTAIN
+    # below a NAK of a later PSN while a NAK of its own first PSN was seen too: that NAK's
+    # answer may be this restart, taken for another run (a NAK storm)
+    certainty[gb0 & (e["own_nak_seen"] == 1)] = UNCERTAIN
     upstream = x.losses_upstream[e["conv"]]
-    certainty[tail_skip & (~upstream | _back_to_back(x, e))] = CERTAIN
+    certainty[tail_skip & ~overtaken & (~upstream | _back_to_back(x, e))] = CERTAIN
     hidden = np.where(middle > 0, _hidden_first(x, e, trigger, gb0), 0)
     certainty[hidden != 0] = UNCERTAIN
     host = x.model.src[e["conv"]]
@@ -189,7 +195,8 @@ def _modes(
     below_ack = _below_ack(e, trigger)
     certainty[below_ack] = UNCERTAIN
     certainty[e["cut_by_split"] == 1] = UNCERTAIN  # its runs may be two episodes' (above)
-    either = (same_packets | cut_short | below_ack) & (certainty != CERTAIN) & ~gb0
+    either = (same_packets | cut_short | below_ack | (tail_skip & overtaken)) & ~gb0
+    either &= certainty != CERTAIN
     policy = _host_policy(x, e, mode, certainty)
     # below an ACK the sender may not have had: a go-back-0 NIC would restart there both
     # when it had the ACK (going back) and when it had not (at its first unacked PSN)
@@ -200,6 +207,11 @@ def _modes(
     known = either & (policy != "")
     mode[known] = policy[known]
     certainty[known] = LIKELY
+    # an episode whose cause is open may be two NICs' episodes run together: its PSNs then
+    # show no one policy; and a run cut by such an episode may go on in it
+    certainty[trigger_certainty == UNCERTAIN] = UNCERTAIN
+    cut = e["cut_of"][(trigger_certainty == UNCERTAIN) & (e["cut_of"] >= 0)]
+    certainty[cut] = UNCERTAIN
     return mode, certainty
 
 
@@ -214,7 +226,9 @@ def _below_ack(e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
     or a go-back-N whose sender never got that ACK (lost after the capture point): the
     capture cannot tell which."""
     msg_start = np.isin(e["start_pos"], (POS_FIRST, POS_ONLY))
-    return (trigger == "timeout") & (e["start_ext"] <= e["acked"]) & (e["acked_ev"] >= 0) & msg_start
+    return (
+        (trigger == "timeout") & (e["start_ext"] <= e["acked"]) & (e["acked_ev"] >= 0) & msg_start
+    )
 
 
 def _hidden_first(x: Context, e: np.ndarray, trigger: np.ndarray, gb0: np.ndarray) -> np.ndarray:
@@ -237,7 +251,7 @@ def _resolve_hidden_first(
     a go-back-N is likely when a go-back-0 would have lost two resends or more in a row on
     the way, or when the NIC restarts inside messages twice or more; with one lost resend
     and one such answer, the capture cannot tell."""
-    gb0_hosts = np.unique(host[gb0])
+    gb0_hosts = np.unique(host[gb0 & (certainty == CERTAIN)])
     inside = pd.Series(host[hidden != 0]).value_counts()
     for k in np.flatnonzero(hidden != 0):
         if host[k] in gb0_hosts:
@@ -266,9 +280,7 @@ def _back_to_back(x: Context, e: np.ndarray) -> np.ndarray:
     return out
 
 
-def _host_policy(
-    x: Context, e: np.ndarray, mode: np.ndarray, certainty: np.ndarray
-) -> np.ndarray:
+def _host_policy(x: Context, e: np.ndarray, mode: np.ndarray, certainty: np.ndarray) -> np.ndarray:
     """Per episode, the one mode its sending NIC shows in its certain episodes of the same
     operation class ("" when none or several): the recovery policy is a NIC setting."""
     host = x.model.src[e["conv"]]

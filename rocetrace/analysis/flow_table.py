@@ -79,7 +79,9 @@ def _per_flow(pp: Prepared, model: flows.FlowModel) -> dict[str, Any]:
         ts_first = np.minimum.reduceat(ts, order.bounds[:-1])
         ts_last = np.maximum.reduceat(ts, order.bounds[:-1])
     first_psn, last_psn = pp.psn[first], pp.psn[last]
-    both = np.flatnonzero((model.kinds[:, REQUEST] > 0) & (model.kinds[:, REQUEST] < np.diff(order.bounds)))
+    both = np.flatnonzero(
+        (model.kinds[:, REQUEST] > 0) & (model.kinds[:, REQUEST] < np.diff(order.bounds))
+    )
     if len(both):  # both ends post requests on this QP pair: the PSNs of its own requests
         rows, flow = order.select(pp.kind == REQUEST)
         bounds = np.searchsorted(flow, both), np.searchsorted(flow, both, "right") - 1

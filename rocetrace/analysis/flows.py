@@ -295,15 +295,30 @@ def _priorities(pp: Prepared, flow_id: np.ndarray, order: FlowOrder) -> np.ndarr
 
 
 def read_spans(pp: Prepared, model: FlowModel) -> np.ndarray:
-    """PSNs each frame occupies: a READ REQUEST takes one per response packet it asks for."""
+    """PSNs each frame occupies: a READ REQUEST takes one per response packet it asks for,
+    counted in the responder's path MTU (its full-size READ responses: when the two ends
+    disagree on the MTU, the responder's count is what the PSNs on the wire follow)."""
     span = np.ones(len(pp), np.int64)
     reads = np.flatnonzero(pp.read_request)
     reads = reads[model.flow_id[reads] >= 0]
     if len(reads) == 0:
         return span
-    mtu = model.mtu[model.flow_id[reads]]
+    flow = model.flow_id[reads]
+    answered = _read_response_mtus(pp, model)
+    pair = model.pair[flow]
+    mtu = np.where(pair >= 0, answered[np.maximum(pair, 0)], 0)
+    mtu = np.where(mtu > 0, mtu, model.mtu[flow])
     fallback = model.mtu.max(initial=0)
     mtu = np.where(mtu > 0, mtu, fallback if fallback > 0 else 1024)
     length = np.maximum(pp.dma_length_at(reads), 0)
     span[reads] = np.maximum(1, -(-length // mtu))
     return span
+
+
+def _read_response_mtus(pp: Prepared, model: FlowModel) -> np.ndarray:
+    """Per flow, its largest FIRST/MIDDLE READ response payload (0: none)."""
+    full = (pp.kind == READ_RESPONSE) & isin_small(pp.position, (POS_FIRST, POS_MIDDLE))
+    rows = np.flatnonzero(full & (model.flow_id >= 0))
+    mtu = np.zeros(len(model) + 1, np.int64)
+    np.maximum.at(mtu, model.flow_id[rows], pp.payload_len[rows].astype(np.int64))
+    return mtu[: len(model)]

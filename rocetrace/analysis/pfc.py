@@ -138,7 +138,8 @@ class PauseWindows:
             return
         t = _held(table)
         paused = t[t["pause"].to_numpy(bool) & (t["held_ns"].to_numpy(float) > 0)]
-        for p, g in paused.groupby("priority"):
+        for p in np.unique(paused["priority"].to_numpy(np.int64)):
+            g = paused[paused["priority"].to_numpy(np.int64) == p]
             start = g["ts_ns"].to_numpy(np.int64)
             end = start + g["held_ns"].to_numpy(float).astype(np.int64)
             self._windows[int(p)] = _merged(start, end)

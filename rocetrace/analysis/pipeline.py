@@ -50,7 +50,10 @@ def _packets_out(
     return packets.assign(
         flow_id=pd.Series(flow_id, index=packets.index),
         retransmitted=retransmitted,
-        episode=pd.Series(pd.arrays.IntegerArray(np.maximum(episode, 0).astype(np.int32), episode < 0), index=packets.index),
+        episode=pd.Series(
+            pd.arrays.IntegerArray(np.maximum(episode, 0).astype(np.int32), episode < 0),
+            index=packets.index,
+        ),
         ce=pp.ecn == 3,
     )
 

@@ -152,7 +152,7 @@ def rtt_per_flow(c: cn.Conversations, pp: Prepared, n_flows: int) -> pd.DataFram
     ev = ev[c.ts[c.link[ev]] <= c.ts[ev]]  # a clock that went back gives no sample
     rtt = (c.ts[ev] - c.ts[c.link[ev]]).astype(float) / 1e9
     out = np.full((n_flows, 3), np.nan)
-    samples = np.bincount(c.conv[ev], minlength=n_flows)[:n_flows] if n_flows else []
+    samples = np.bincount(c.conv[ev], minlength=n_flows)[:n_flows]
     if len(ev):
         df = pd.DataFrame({"flow": c.conv[ev], "rtt": rtt})
         g = df.groupby("flow")["rtt"]

@@ -108,9 +108,7 @@ def measure(
     resolution = timestamp_resolution(ts, declared_resolution_ns)
     size = _common_size(src, wire_len)
     sized = wire_len == size
-    groups = [
-        back_to_back_spacing(ts[sized], by[sized], wire_len[sized]) for by in (src, dst)
-    ]
+    groups = [back_to_back_spacing(ts[sized], by[sized], wire_len[sized]) for by in (src, dst)]
     fine = resolution < 1000  # a microsecond clock resolves no frame time
     spreads = [clock_jitter(ts, g if fine else g[:0]) for g in groups]
     jitter = min(spreads)
@@ -120,9 +118,16 @@ def measure(
     longest = int(wire_len.max(initial=0))
     if link is not None:
         frame = int(np.ceil(wire_ns(longest, link)))
-    else:  # no frame goes out sooner than a frame time after its source's previous one
-        frame = _closest_spacing(ts, src) + 2 * jitter + resolution
+    else:  # a full frame goes out no sooner than its wire time after its source's previous
+        closest = _closest_spacing(ts[sized], src[sized])
+        frame = closest + 2 * jitter + resolution if closest else _SLOWEST_FRAME(longest)
     return Tolerances(resolution, jitter, link, frame)
+
+
+def _SLOWEST_FRAME(wire_bytes: int) -> int:
+    """The wire time of a frame at the slowest link RoCE runs on (10 Gb/s): an upper bound
+    of a frame time when the capture shows none."""
+    return int(np.ceil(wire_ns(wire_bytes, float(STANDARD_SPEEDS[0]))))
 
 
 def _closest_spacing(ts: np.ndarray, src: np.ndarray) -> int:
@@ -135,8 +140,10 @@ def _closest_spacing(ts: np.ndarray, src: np.ndarray) -> int:
 
 
 def _common_size(src: np.ndarray, wire_len: np.ndarray) -> int:
-    """The most frequent frame size among frames with a source (full-size segments)."""
+    """The most frequent size among full-size frames (at least half the largest) with a
+    source: the segments of messages, which NICs send back to back."""
     sizes = wire_len[src >= 0]
+    sizes = sizes[sizes * 2 >= sizes.max(initial=0)]
     if len(sizes) == 0:
         return 0
     values, counts = np.unique(sizes, return_counts=True)

@@ -30,7 +30,7 @@ def _episodes(eps: pd.DataFrame) -> str | None:
     if eps is None or eps.empty:
         return None
     kinds = (eps["mode"].astype(str) + " after " + eps["trigger"].astype(str)).value_counts()
-    how = ", ".join(_kind(k, int(n), len(eps)) for k, n in kinds.items())
+    how = ", ".join(_kind(str(k), int(n), len(eps)) for k, n in kinds.items())
     qps = eps["flow_id"].nunique()
     return f"{_count(len(eps), 'retransmission episode')} ({how}) on {_count(qps, 'QP')}"
 
@@ -38,7 +38,9 @@ def _episodes(eps: pd.DataFrame) -> str | None:
 def _kind(kind: str, n: int, total: int) -> str:
     mode, trigger = kind.split(" after ")
     name = {"go-back-n": "go-back-N", "go-back-0": "go-back-0"}.get(mode, mode)
-    trigger = {"nak": "NAK", "rnr": "RNR NAK", "read_reissue": "READ re-issue"}.get(trigger, trigger)
+    trigger = {"nak": "NAK", "rnr": "RNR NAK", "read_reissue": "READ re-issue"}.get(
+        trigger, trigger
+    )
     text = f"{name} after {trigger}" if trigger != "unknown" else f"{name}, cause unknown"
     return text if n == total else f"{n} {text}"
 
