@@ -47,18 +47,20 @@ def throttled_flow(pp: Prepared, model: FlowModel, idx: np.ndarray) -> np.ndarra
 
 
 def _ce_before(
-    cnp_flow: np.ndarray, cnp_ts: np.ndarray, pp: Prepared, model: FlowModel
+    cnp_flow: np.ndarray, cnp_rows: np.ndarray, pp: Prepared, model: FlowModel
 ) -> np.ndarray:
-    """Per CNP: was a CE-marked packet of its flow seen since that flow's previous CNP?"""
+    """Per CNP: was a CE-marked packet of its flow captured since that flow's previous CNP?
+    In capture order (frame order), never by timestamp: at a microsecond resolution a CE
+    mark and the CNP answering it often share one timestamp."""
     out = np.zeros(len(cnp_flow), bool)
     flows = np.unique(cnp_flow[cnp_flow >= 0])
     for f in flows[model.ecn[flows, 3] > 0]:  # only flows with CE marks (CNPs are in none)
         rows = np.flatnonzero(cnp_flow == f)
-        own = model.order.frames_of(int(f))
-        marks = np.sort(pp.ts[own[pp.ecn[own] == 3]])
-        t = cnp_ts[rows]
-        prev = np.concatenate(([np.iinfo(np.int64).min], t[:-1]))
-        out[rows] = np.searchsorted(marks, t, "right") > np.searchsorted(marks, prev, "right")
+        own = model.order.frames_of(int(f))  # frame indices, in capture order
+        marks = own[pp.ecn[own] == 3]
+        at = cnp_rows[rows]
+        prev = np.concatenate(([-1], at[:-1]))
+        out[rows] = np.searchsorted(marks, at, "right") > np.searchsorted(marks, prev, "right")
     return out
 
 
@@ -110,7 +112,7 @@ def cnp_table(pp: Prepared, model: FlowModel) -> pd.DataFrame:
             "dest_qp": pp.qp[idx],
             "dscp": pp.dscp[idx].astype(np.int64),
             "vlan_pcp": pp.pcp[idx].astype(np.int64),
-            "ce_before": _ce_before(flow, ts, pp, model),
+            "ce_before": _ce_before(flow, idx, pp, model),
             "rate_before_bps": before,
             "rate_after_bps": after,
             "interval_s": _intervals_s(flow, ts),
