@@ -159,13 +159,48 @@ def run_conversations(
     n_conv = len(model)
     conv = conversation_of(pp, model)
     row = _event_order(conv, n_conv)
-    paused = _paused_so_far(pp, model, row, conv[row], pauses)
-    first = _run(pp, row, conv[row], span, tol_ns, np.full(n_conv, -1, np.int64), paused)
-    floor = answer_floor(first, hosts_of)
+    events = _Events.gather(
+        pp, row, conv[row], span, _paused_so_far(pp, model, row, conv[row], pauses)
+    )
+    floor = np.full(n_conv, -1, np.int64)
+    if bool(isin_small(events.kind, (NAK, RNR_NAK)).any()):  # no NAK: nothing to gate
+        floor = answer_floor(_run(events, tol_ns, floor), hosts_of)
     gate = np.where(floor >= 0, np.maximum(floor - 2 * (tol_ns + frame_ns), 0), -1)
-    out = _run(pp, row, conv[row], span, tol_ns, gate, paused)
+    out = _run(events, tol_ns, gate)
     out.floor = floor
     return out
+
+
+@dataclass
+class _Events:
+    """The state machine's inputs, gathered once for both passes (event order)."""
+
+    row: np.ndarray
+    conv: np.ndarray
+    ts: np.ndarray
+    kind: np.ndarray
+    psn: np.ndarray
+    span: np.ndarray
+    opcode: np.ndarray
+    pos: np.ndarray
+    paused: np.ndarray
+
+    @classmethod
+    def gather(
+        cls, pp: Prepared, row: np.ndarray, conv: np.ndarray, span: np.ndarray, paused: np.ndarray
+    ) -> _Events:
+        opcode = pp.opcode[row]
+        return cls(
+            row=row,
+            conv=np.ascontiguousarray(conv, np.int64),
+            ts=np.ascontiguousarray(pp.ts[row], np.int64),
+            kind=pp.kind[row].astype(np.int8),
+            psn=np.ascontiguousarray(pp.psn[row], np.int64),
+            span=np.ascontiguousarray(span[row], np.int64),
+            opcode=np.where(opcode >= 0, opcode, -1).astype(np.int16),
+            pos=pp.position[row].astype(np.int8),
+            paused=np.ascontiguousarray(paused, np.int64),
+        )
 
 
 def _paused_so_far(
@@ -209,42 +244,24 @@ def answer_floor(c: Conversations, hosts_of: np.ndarray) -> np.ndarray:
     return np.where(hosts_of >= 0, per_path[np.maximum(hosts_of, 0)], -1)
 
 
-def _run(
-    pp: Prepared,
-    row: np.ndarray,
-    ev_conv: np.ndarray,
-    span: np.ndarray,
-    tol_ns: int,
-    gate: np.ndarray,
-    paused: np.ndarray,
-) -> Conversations:
-    """One pass of the state machine over the events `row` (frame indices)."""
-    n, n_conv = len(row), len(gate)
-    ts = pp.ts[row]
-    kind = pp.kind[row].astype(np.int8)
+def _run(ev: _Events, tol_ns: int, gate: np.ndarray) -> Conversations:
+    """One pass of the state machine over the events."""
+    n, n_conv = len(ev.row), len(gate)
     ext, gap = np.empty(n, np.int64), np.empty(n, np.int64)
     episode, link = np.empty(n, np.int64), np.empty(n, np.int64)
     flags = np.empty(n, np.int32)
     history = np.zeros((n_conv, HISTORY_LEN), np.uint8)
     state = np.zeros((n_conv, len(CONV_FIELDS)), np.int64)
-    opcode = np.where(pp.opcode[row] >= 0, pp.opcode[row], -1).astype(np.int16)
     eps, anomalies = _connection.run(
-        np.ascontiguousarray(ev_conv, np.int64),
-        np.ascontiguousarray(ts, np.int64),
-        kind,
-        np.ascontiguousarray(pp.psn[row], np.int64),
-        np.ascontiguousarray(span[row], np.int64),
-        opcode,
-        pp.position[row].astype(np.int8),
+        ev.conv, ev.ts, ev.kind, ev.psn, ev.span, ev.opcode, ev.pos,
         ext, gap, episode, link, flags, history, state,
-        np.ascontiguousarray(gate, np.int64), np.ascontiguousarray(paused, np.int64),
-        int(tol_ns),
+        np.ascontiguousarray(gate, np.int64), ev.paused, int(tol_ns),
     )  # fmt: skip
     return Conversations(
-        row=row,
-        conv=ev_conv,
-        ts=ts,
-        kind=kind,
+        row=ev.row,
+        conv=ev.conv,
+        ts=ev.ts,
+        kind=ev.kind,
         ext=ext,
         gap=gap,
         episode=episode,

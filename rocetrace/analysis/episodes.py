@@ -99,9 +99,8 @@ def _split_at_the_floor(x: Context, e: np.ndarray, wait: np.ndarray) -> np.ndarr
     less than the shortest answer the path shows (plus the clock slack) before it (the
     sender may have chosen that resend as the next PSN of the run it was sending before
     the NAK reached it; sooner still, the run does not split at all), or came before the
-    run began (the sender had both
-    NAKs when it chose the run, which may go on through this PSN); and resends of a NAKed
-    PSN where a run cut before would resume."""
+    run began (the sender had both NAKs when it chose the run, which may go on through this
+    PSN); and resends of a NAKed PSN where a run cut before would resume."""
     c = x.conv
     asked = (e["start_kind"] == cn.START_ASKED) & (e["nak_ev"] >= 0)
     floor = c.floor[e["conv"]] if len(c.floor) else np.full(len(e), -1, np.int64)
