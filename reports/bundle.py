@@ -23,6 +23,7 @@ import pandas as pd
 from rocetrace.analysis.naks import NAK_KINDS
 from rocetrace.analysis.result import Analysis
 from rocetrace.errors import CaptureNotFound, NotACapture, OutputError
+from rocetrace.output import atomic_path
 from rocetrace.reports.header import capture_mapping
 
 BUNDLE_SCHEMA = "rocetrace.bundle/1"
@@ -39,15 +40,16 @@ def save_bundle(analysis: Analysis, path: str | Path) -> Path:
         "options": analysis.options,
         "categories": {n: _category_columns(getattr(analysis, n)) for n in TABLES},
     }
-    try:
-        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as z:
-            z.writestr("manifest.json", json.dumps(manifest, default=str, indent=1))
-            for name in TABLES:
-                buf = io.BytesIO()
-                getattr(analysis, name).to_parquet(buf, index=False)
-                z.writestr(f"{name}.parquet", buf.getvalue())
-    except OSError as exc:
-        raise OutputError(f"cannot write bundle {path}: {exc.strerror or exc}") from exc
+    with atomic_path(path) as tmp:  # whole or not at all: rocetrace.output
+        try:
+            with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED) as z:
+                z.writestr("manifest.json", json.dumps(manifest, default=str, indent=1))
+                for name in TABLES:
+                    buf = io.BytesIO()
+                    getattr(analysis, name).to_parquet(buf, index=False)
+                    z.writestr(f"{name}.parquet", buf.getvalue())
+        except OSError as exc:
+            raise OutputError(f"cannot write bundle {path}: {exc.strerror or exc}") from exc
     return path
 
 
@@ -146,6 +148,8 @@ def load_summary(path: str | Path) -> Analysis:
 def load_analysis(source: str | Path, **options: Any) -> Analysis:
     """What `rocetrace report` accepts: a bundle, a JSON summary, or a capture (analysed)."""
     source = Path(source)
+    if source.is_dir():
+        raise NotACapture(f"{source}: is a directory, not a capture, summary or bundle")
     if not source.is_file():
         raise CaptureNotFound(f"{source}: no such file")
     if is_bundle(source):

@@ -29,7 +29,7 @@ from rocetrace.capture.walk import (
     ROCE_V2,
     VXLAN_ROCE_V2,
 )
-from rocetrace.errors import UnsupportedLinkType
+from rocetrace.errors import NotACapture, UnsupportedLinkType
 from rocetrace.schema import ANOMALIES, ENCAPS
 
 if TYPE_CHECKING:
@@ -145,6 +145,7 @@ def _chunks(
     """
     window, last = windows.next(0)
     pos, remaining, status, yielded = o.start, -1 if limit is None else limit, DONE, False
+    base = 0  # where the window starts in the (decompressed) file
     while True:
         while remaining != 0:
             want = chunk if remaining < 0 else min(chunk, remaining)
@@ -166,7 +167,9 @@ def _chunks(
         if remaining == 0 or status == CORRUPT or last:
             break
         window, last = windows.next(pos)
-        pos = 0
+        base, pos = base + pos, 0
+    if o.fmt == "pcapng" and base + pos == 0 and status in (CORRUPT, PARTIAL):
+        raise NotACapture(f"{o.path}: pcapng section header is cut short or corrupt")
     if remaining != 0 and (status in (CORRUPT, PARTIAL) or windows.cut):
         _mark_tail(info, len(window) - pos, windows.cut)
     if not yielded:
@@ -177,7 +180,7 @@ def iter_packet_columns(
     path: str | os.PathLike[str], *, chunk_packets: int = 1_000_000, roce_port: int = 4791,
     vxlan_port: int = 4789, limit: int | None = None, progress: Progress | None = None,
     block_bytes: int | None = BLOCK_BYTES, mads: list[MadRows] | None = None,
-) -> Iterator[tuple[PacketColumns, CaptureInfo]]:  # fmt: skip
+) -> Generator[tuple[PacketColumns, CaptureInfo], None, None]:  # fmt: skip
     """iter_capture's chunks as neutral columns (rocetrace.capture.packets), without pandas.
 
     block_bytes None reads the whole file as one window; `mads` collects each chunk's CM

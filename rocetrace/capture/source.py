@@ -19,11 +19,12 @@ from typing import BinaryIO, Protocol
 import numpy as np
 
 from rocetrace.capture.gunzip import GZIP_MAGIC, GunzipReader
-from rocetrace.capture.records import ScanState
+from rocetrace.capture.records import MAX_RECORD, ScanState
 from rocetrace.capture.writer import PCAP_MAGIC_NS, PCAP_MAGIC_US
 from rocetrace.errors import CaptureNotFound, NotACapture
 
 PCAPNG_SHB = b"\x0a\x0d\x0d\x0a"
+BYTE_ORDER_MAGICS = (b"\x1a\x2b\x3c\x4d", b"\x4d\x3c\x2b\x1a")  # big-, little-endian
 MADV_POPULATE_READ = 22  # Linux >= 5.14: map a range's cached pages in one call
 Progress = Callable[[int, int], None]
 
@@ -63,11 +64,24 @@ def _open_file(path: Path) -> BinaryIO:
         raise CaptureNotFound(f"{path}: cannot open ({exc.strerror})") from None
 
 
+def _section_header(head: bytes, path: Path) -> None:
+    """A pcapng file must open with a whole, sane section header block, as a pcap file with
+    its 24-byte header: a file cut or garbled there is not a capture (exit status 4)."""
+    if len(head) < 12:
+        raise NotACapture(f"{path}: pcapng section header is cut short")
+    if head[8:12] not in BYTE_ORDER_MAGICS:
+        raise NotACapture(f"{path}: pcapng section header has no byte-order magic")
+    length = int.from_bytes(head[4:8], "big" if head[8:12] == BYTE_ORDER_MAGICS[0] else "little")
+    if length < 28 or length % 4 or length > MAX_RECORD:
+        raise NotACapture(f"{path}: pcapng section header of impossible length {length}")
+
+
 def _header_state(head: bytes, path: Path) -> tuple[str, ScanState, int, int]:
     """Format, scan state, first record offset and snap length from the file's first bytes."""
     if len(head) == 0:
         raise NotACapture(f"{path}: empty file, not a pcap or pcapng capture")
     if head[:4] == PCAPNG_SHB:
+        _section_header(head, path)
         return "pcapng", ScanState("pcapng"), 0, 0
     for order in ("<", ">"):
         magic = int.from_bytes(head[:4], "little" if order == "<" else "big")
