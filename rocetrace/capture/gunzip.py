@@ -8,7 +8,7 @@ are kept and the reader reports an incomplete tail. Concatenated members are rea
 from __future__ import annotations
 
 import zlib
-from typing import BinaryIO
+from typing import Protocol
 
 from rocetrace.errors import NotACapture
 
@@ -17,10 +17,18 @@ RAW_READ = 1 << 20  # compressed bytes read from the file at a time
 _GZIP_WBITS = 16 + zlib.MAX_WBITS  # zlib parses the gzip header and checks the trailer
 
 
+class RawFile(Protocol):
+    """The compressed bytes: a file, or a pipe that counts what it read."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+    def tell(self) -> int: ...
+    def close(self) -> None: ...
+
+
 class GunzipReader:
     """A read-only byte stream of a gzip file's decompressed contents."""
 
-    def __init__(self, raw: BinaryIO) -> None:
+    def __init__(self, raw: RawFile) -> None:
         self.raw = raw
         self.inflater = zlib.decompressobj(_GZIP_WBITS)
         self.input = b""  # compressed bytes not yet handed to the inflater

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,7 +55,10 @@ class Windows(Protocol):
 
 
 def _open_file(path: Path) -> BinaryIO:
+    """The capture file, or stdin for '-' (a duplicate: closing it leaves fd 0 open)."""
     try:
+        if str(path) == "-":
+            return open(os.dup(0), "rb")
         return open(path, "rb")
     except FileNotFoundError:
         raise CaptureNotFound(f"{path}: no such file") from None
@@ -96,28 +100,36 @@ def _header_state(head: bytes, path: Path) -> tuple[str, ScanState, int, int]:
     raise NotACapture(f"{path}: not a pcap or pcapng capture (unknown magic {head[:4].hex()})")
 
 
+def _gunzip_head(reader: GunzipReader, path: Path) -> bytes:
+    """The first 24 decompressed bytes; a gzip stream that gives none is not a capture."""
+    try:
+        head = reader.read(24)
+    except NotACapture as exc:
+        raise NotACapture(f"{path}: unreadable gzip stream ({exc})") from None
+    if not head:
+        raise NotACapture(f"{path}: gzip stream holds no data (cut short or corrupt)")
+    return head
+
+
 def _head(fh: BinaryIO, path: Path) -> tuple[bytes, bool]:
     """The first 24 bytes of the capture (decompressed if gzip) and whether it is gzip."""
     if fh.read(2) != GZIP_MAGIC:
         fh.seek(0)
         return fh.read(24), False
     fh.seek(0)
-    try:
-        head = GunzipReader(fh).read(24)
-    except NotACapture as exc:
-        raise NotACapture(f"{path}: unreadable gzip stream ({exc})") from None
-    if not head:
-        raise NotACapture(f"{path}: gzip stream holds no data (cut short or corrupt)")
-    return head, True
+    return _gunzip_head(GunzipReader(fh), path), True
 
 
 def open_capture(
     path: str | os.PathLike[str], block: int | None, progress: Progress | None
 ) -> tuple[Opened, Windows]:
-    """Identify a capture; returns it with its windows (blocks of `block` bytes, or whole)."""
+    """Identify a capture; returns it with its windows (blocks of `block` bytes, or whole).
+    A file is read in place; a pipe, FIFO or '-' (stdin) as a stream, never seeking."""
     p = Path(path)
     fh = _open_file(p)
     try:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return _open_stream(fh, p, block, progress)
         head, compressed = _head(fh, p)
         fmt, state, start, snaplen = _header_state(head, p)
         fh.seek(0)
@@ -126,6 +138,24 @@ def open_capture(
     except BaseException:
         fh.close()
         raise
+
+
+def _open_stream(
+    fh: BinaryIO, path: Path, block: int | None, progress: Progress | None
+) -> tuple[Opened, Windows]:
+    """A capture that cannot seek: the bytes read to identify it are handed out again."""
+    plain = _PlainStream(fh)
+    magic = plain.read(2)
+    raw = _Prefixed(plain, magic)
+    stream: GunzipReader | _Prefixed = raw
+    if magic == GZIP_MAGIC:
+        stream = GunzipReader(raw)
+        head = _gunzip_head(stream, path)
+    else:
+        head = raw.read(24)
+    fmt, state, start, snaplen = _header_state(head, path)
+    opened = Opened(path, fmt, magic == GZIP_MAGIC, state, start, snaplen, 0)
+    return opened, StreamWindows(_Prefixed(stream, head), 0, block, progress)
 
 
 def _windows(fh: BinaryIO, o: Opened, block: int | None, progress: Progress | None) -> Windows:
@@ -189,21 +219,55 @@ class MappedWindows:
 
 
 class _PlainStream:
-    """An unmappable file (a pipe) read as a stream, in the GunzipReader's terms."""
+    """An unmappable file (a pipe) read as a stream, in the GunzipReader's terms; counts
+    what it read (a pipe has no position to tell)."""
 
     cut = False
 
     def __init__(self, fh: BinaryIO) -> None:
         self.fh = fh
+        self.consumed = 0
 
     def read(self, size: int = -1) -> bytes:
-        return self.fh.read(size)
+        data = self.fh.read(size)
+        self.consumed += len(data)
+        return data
 
     def tell_raw(self) -> int:
-        return int(self.fh.tell())
+        return self.consumed
+
+    tell = tell_raw  # the GunzipReader's raw file asks for tell()
 
     def close(self) -> None:
         self.fh.close()
+
+
+class _Prefixed:
+    """A stream whose first bytes were read already (to identify the capture without
+    seeking): they are handed out again before the rest."""
+
+    def __init__(self, stream: GunzipReader | _PlainStream | _Prefixed, prefix: bytes) -> None:
+        self.stream, self.prefix = stream, prefix
+
+    @property
+    def cut(self) -> bool:
+        return self.stream.cut
+
+    def read(self, size: int = -1) -> bytes:
+        """Up to `size` bytes (all when negative); fewer only at the end of the data."""
+        if size < 0:
+            data, self.prefix = self.prefix + self.stream.read(-1), b""
+            return data
+        taken, self.prefix = self.prefix[:size], self.prefix[size:]
+        return taken + self.stream.read(size - len(taken)) if size > len(taken) else taken
+
+    def tell_raw(self) -> int:
+        return self.stream.tell_raw()
+
+    tell = tell_raw
+
+    def close(self) -> None:
+        self.stream.close()
 
 
 class StreamWindows:
@@ -211,7 +275,7 @@ class StreamWindows:
     window, then the next `block` bytes."""
 
     def __init__(
-        self, stream: GunzipReader | _PlainStream, size: int, block: int | None,
+        self, stream: GunzipReader | _PlainStream | _Prefixed, size: int, block: int | None,
         progress: Progress | None,
     ) -> None:  # fmt: skip
         self.stream, self.size, self.block, self.progress = stream, size, block, progress
