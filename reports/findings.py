@@ -28,6 +28,7 @@ CODE_TITLES = {
     "bad_icrc": "Bad ICRC",
     "capture_gap": "Capture drops",
     "incomplete_tail": "Capture file cut off",
+    "corrupt_records": "Corrupt records in the capture file",
 }
 
 

@@ -68,6 +68,9 @@ def capture_facts(capture: Any, packets: pd.DataFrame) -> list[tuple[str, str]]:
         facts.append(("snap length", f"{int(c['snaplen']):,} bytes"))
     if c.get("incomplete_tail"):
         facts.append(("incomplete tail", "yes: the file ends inside a record (tcpdump killed?)"))
+    if c.get("corrupt_records"):
+        skipped = f"{int(c.get('skipped_bytes') or 0):,} bytes skipped, decoding resumed after"
+        facts.append(("corrupt records", f"{int(c['corrupt_records']):,} ({skipped})"))
     bad = c.get("anomaly_counts") or anomaly_counts(packets)
     listed = ", ".join(f"{k}: {int(v):,}" for k, v in bad.items() if v)
     facts.append(("not decoded", listed or "nothing"))

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
-import traceback
 
 import click
 
@@ -104,6 +102,9 @@ def _internal_error(exc: BaseException) -> int:
 
 def save_traceback(exc: BaseException) -> str | None:
     """The traceback in a fresh file of the temporary directory ($TMPDIR); its path."""
+    import tempfile
+    import traceback
+
     text = "".join(traceback.format_exception(exc))
     try:
         fd, path = tempfile.mkstemp(prefix="rocetrace-crash-", suffix=".txt")

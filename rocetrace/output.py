@@ -11,7 +11,6 @@ never a truncated one.
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -66,7 +65,7 @@ def _temporary(target: Path) -> Path:
     """A fresh hidden file beside the target (O_EXCL: never an existing file or symlink),
     with the permissions a plain open() would give it (0666 less the umask)."""
     for _ in range(100):
-        tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.part")
+        tmp = target.with_name(f".{target.name}.{os.urandom(4).hex()}.part")
         try:
             os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
         except FileExistsError:

@@ -15,6 +15,7 @@ import pandas as pd
 from rocetrace.analysis.flows import GSI_QP
 from rocetrace.analysis.frames import empty_frame
 from rocetrace.analysis.pfc import STORM_S
+from rocetrace.capture.damage import describe
 
 SEVERITIES = ("info", "warning", "critical")
 FINDING_COLUMNS = ["severity", "code", "message", "flow", "first_ts", "frames", "flow_id"]
@@ -201,6 +202,7 @@ def _fabric_rules(t: Tables) -> Iterator[dict]:
             t.bad_icrc_frames,
         )
     yield from _capture_gaps(t)
+    yield from _corrupt_records(t.capture)
     if t.capture.get("incomplete_tail"):
         yield _row(
             "info",
@@ -210,6 +212,19 @@ def _fabric_rules(t: Tables) -> Iterator[dict]:
             float("nan"),
             [],
         )
+
+
+def _corrupt_records(capture: dict[str, Any]) -> Iterator[dict]:
+    """Records the reader could not read mid-file and skipped (rocetrace.capture.damage):
+    frames lost to the file, not to the network, so no PSN finding can explain them."""
+    if not capture.get("corrupt_records"):
+        return
+    msg = (
+        f"{capture['corrupt_records']} corrupt record(s) in the capture file, "
+        f"{capture['skipped_bytes']:,} bytes skipped, at {describe(capture['corrupt_regions'])}: "
+        "the frames there are lost (a damaged file); decoding resumed after each"
+    )
+    yield _row("warning", "corrupt_records", msg, None, float("nan"), [])
 
 
 def _where(df: pd.DataFrame, column: str, holds: Callable[[np.ndarray], np.ndarray]) -> Any:

@@ -24,6 +24,7 @@ from rocetrace.analysis.prepared import (
     prepare,
 )
 from rocetrace.analysis.result import Analysis
+from rocetrace.capture.damage import damage_facts
 
 Progress = Callable[[str], None]
 
@@ -262,10 +263,11 @@ def _table_facts(packets: pd.DataFrame) -> dict[str, Callable[[], Any]]:
 
 
 def _capture_facts(capture: Any, packets: pd.DataFrame) -> dict[str, Any]:
-    """The summary's capture object, from CaptureInfo or, without one, from the table."""
+    """The summary's capture object, from CaptureInfo or, without one, from the table; with
+    the file's damage: anomalies per reason, corrupt records skipped (capture.damage)."""
     table = _table_facts(packets)
     if capture is None:
-        return {key: count() for key, count in table.items()}
+        return {key: count() for key, count in table.items()} | damage_facts(None, packets)
     facts: dict[str, Any] = {}
     counted = ("packets", "roce_packets", "non_roce_packets", "malformed_packets")
     for key in (*counted, "truncated_packets"):
@@ -274,4 +276,4 @@ def _capture_facts(capture: Any, packets: pd.DataFrame) -> dict[str, Any]:
     for key in ("first_ts", "last_ts"):
         ns = getattr(capture, f"{key}_ns", None)
         facts[key] = float(ns) / 1e9 if ns is not None else table[key]()
-    return facts
+    return facts | damage_facts(capture, packets)

@@ -122,11 +122,27 @@ typedef struct {
     int status;
 } ScanResult;
 
-ScanResult scan_pcap(const uint8_t *buf, int64_t end, int64_t pos, int big, int64_t frac_ns,
-                     int32_t linktype, int64_t limit, const ScanOut *out);
+/* What a pcap file's global header says: byte order, ns per timestamp fraction, link type,
+ * and the largest plausible captured length (its snap length, at least 256 KiB). */
+typedef struct {
+    int big;
+    int64_t frac_ns;
+    int32_t linktype;
+    int64_t max_cap;
+} PcapFile;
+
+ScanResult scan_pcap(const uint8_t *buf, int64_t end, int64_t pos, const PcapFile *file,
+                     int64_t limit, const ScanOut *out);
 ScanResult scan_pcapng(const uint8_t *buf, int64_t end, int64_t pos, Interfaces ifs,
                        int64_t limit, const ScanOut *out);
 int64_t units_to_ns(uint64_t units, int64_t tsresol);
+
+/* resynchronisation: SCAN_DONE found at pos, SCAN_PARTIAL decide with more bytes from pos,
+ * SCAN_CORRUPT nothing readable up to the end */
+ScanResult resync_pcap(const uint8_t *buf, int64_t end, int64_t from, int last,
+                       const PcapFile *file);
+ScanResult resync_pcapng(const uint8_t *buf, int64_t end, int64_t from, int last, int big,
+                         int64_t n_interfaces);
 
 /* walk and roce */
 typedef struct {

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from rocetrace.capture.damage import Cursor, note_corrupt, skip_damage
 from rocetrace.capture.packets import PacketColumns, to_pandas
-from rocetrace.capture.records import CORRUPT, DONE, LIMIT, PARTIAL, Records, scan
+from rocetrace.capture.records import DONE, LIMIT, PARTIAL, Records, scan
 from rocetrace.capture.source import Opened, Progress, Windows, open_capture
 from rocetrace.capture.table import Walked, build_columns, empty_columns, walk_records
 from rocetrace.capture.walk import (
@@ -59,6 +60,11 @@ class CaptureInfo:
     truncated_packets: int = 0
     incomplete_tail: bool = False
     tail_bytes: int = 0
+    corrupt_records: int = 0  # stretches of unreadable records skipped (rocetrace.capture.damage)
+    skipped_bytes: int = 0
+    corrupt_regions: list[tuple[int, int, int]] = field(
+        default_factory=list
+    )  # offset, frame, bytes
     first_ts_ns: int | None = None
     last_ts_ns: int | None = None
     anomaly_counts: dict[str, int] = field(default_factory=dict)
@@ -139,41 +145,64 @@ def _chunks(
     mads: list[MadRows] | None = None,
 ) -> Generator[PacketColumns, None, None]:  # fmt: skip
     """Scan windows, decode at most `chunk` records at a time, stop at `limit` packets;
-    each chunk's CM MADs go to `mads` when given.
+    each chunk's CM MADs go to `mads` when given. Damage mid-file is skipped and counted
+    (rocetrace.capture.damage); a record cut by the end of the data is an incomplete tail.
 
     Always yields at least one (possibly empty) chunk; the tail is noted after the last.
     """
-    window, last = windows.next(0)
-    pos, remaining, status, yielded = o.start, -1 if limit is None else limit, DONE, False
-    base = 0  # where the window starts in the (decompressed) file
-    while True:
-        while remaining != 0:
+    cur = Cursor.start(windows, o.start)
+    remaining, yielded, tail = -1 if limit is None else limit, False, False
+    while remaining != 0:
+        status = LIMIT
+        while remaining != 0 and status == LIMIT:
             want = chunk if remaining < 0 else min(chunk, remaining)
-            rec, pos, status = scan(o.state, window, pos, want)
+            rec, cur.pos, status = scan(o.state, cur.window, cur.pos, want)
             _note_interfaces(info, o)
             if len(rec):
-                w = walk_records(window, rec, *ports)
-                _count(info, rec, w)
                 remaining -= len(rec) if remaining > 0 else 0
                 yielded = True
-                columns = build_columns(window, rec, info.packets - len(rec) + 1, w)
-                if mads is not None:  # decode passes none: it neither imports nor runs this
-                    from rocetrace.capture.mads import cm_mad_rows
-
-                    mads.append(cm_mad_rows(window, rec, w, columns))
-                yield columns
-            if status != LIMIT:
-                break
-        if remaining == 0 or status == CORRUPT or last:
+                yield _decode(cur.window, rec, info, ports, mads)
+        if remaining == 0 or (status == DONE and cur.last):
             break
-        window, last = windows.next(pos)
-        base, pos = base + pos, 0
-    if o.fmt == "pcapng" and base + pos == 0 and status in (CORRUPT, PARTIAL):
-        raise NotACapture(f"{o.path}: pcapng section header is cut short or corrupt")
-    if remaining != 0 and (status in (CORRUPT, PARTIAL) or windows.cut):
-        _mark_tail(info, len(window) - pos, windows.cut)
+        if status == DONE or (status == PARTIAL and not cur.last):
+            cur.refill()
+            continue
+        tail = _damaged(o, cur, info, status)
+        if tail or cur.pos >= len(cur.window):
+            break
+    if remaining != 0 and (tail or windows.cut):
+        _mark_tail(info, len(cur.window) - cur.pos if tail else 0, windows.cut)
     if not yielded:
         yield empty_columns()
+
+
+def _decode(
+    window: np.ndarray, rec: Records, info: CaptureInfo, ports: Ports, mads: list[MadRows] | None
+) -> PacketColumns:
+    """One chunk of records: walked, counted, built into columns (CM MADs to `mads`)."""
+    w = walk_records(window, rec, *ports)
+    _count(info, rec, w)
+    columns = build_columns(window, rec, info.packets - len(rec) + 1, w)
+    if mads is not None:  # decode passes none: it neither imports nor runs this
+        from rocetrace.capture.mads import cm_mad_rows
+
+        mads.append(cm_mad_rows(window, rec, w, columns))
+    return columns
+
+
+def _damaged(o: Opened, cur: Cursor, info: CaptureInfo, status: int) -> bool:
+    """A record the scan could not read (CORRUPT), or one cut by the end of the data: skip
+    to where records resume, counting the damage. True when it is an incomplete tail (the
+    cursor stays on the cut record)."""
+    if o.fmt == "pcapng" and cur.offset == 0:
+        raise NotACapture(f"{o.path}: pcapng section header is cut short or corrupt")
+    at, offset = cur.pos, cur.offset
+    skipped, resumed = skip_damage(o.state, cur)
+    if status == PARTIAL and not resumed:
+        cur.pos = at  # nothing readable after it: tcpdump was killed, not damage
+        return True
+    note_corrupt(info, offset, skipped)
+    return False
 
 
 def iter_packet_columns(

@@ -20,7 +20,7 @@ from typing import BinaryIO, Protocol
 import numpy as np
 
 from rocetrace.capture.gunzip import GZIP_MAGIC, GunzipReader
-from rocetrace.capture.records import MAX_RECORD, ScanState
+from rocetrace.capture.records import MAX_RECORD, ScanState, max_caplen
 from rocetrace.capture.writer import PCAP_MAGIC_NS, PCAP_MAGIC_US
 from rocetrace.errors import CaptureNotFound, NotACapture
 
@@ -95,8 +95,10 @@ def _header_state(head: bytes, path: Path) -> tuple[str, ScanState, int, int]:
             big = order == ">"
             words = np.frombuffer(head[:24], dtype=np.dtype(order + "u4"))
             frac = 1 if magic == PCAP_MAGIC_NS else 1000
+            snaplen = int(words[4])
             state = ScanState("pcap", big=big, frac_ns=frac, linktype=int(words[5]) & 0xFFFF)
-            return "pcap", state, 24, int(words[4])
+            state.max_cap = max_caplen(snaplen)
+            return "pcap", state, 24, snaplen
     raise NotACapture(f"{path}: not a pcap or pcapng capture (unknown magic {head[:4].hex()})")
 
 

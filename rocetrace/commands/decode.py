@@ -97,6 +97,14 @@ def summary(result: DecodeResult, output: Path | None) -> str:
         f"{i.link_types}, {i.packets} frames ({i.roce_packets} RoCE, "
         f"{i.truncated_packets} cut by snap length {i.snaplen}, {i.malformed_packets} malformed)",
     ]
+    if i.corrupt_records:
+        from rocetrace.capture.damage import damage_facts, describe
+
+        regions = describe(damage_facts(i)["corrupt_regions"])
+        lines.append(
+            f"corrupt records: {i.corrupt_records}, {i.skipped_bytes:,} bytes skipped at "
+            f"{regions}; decoding resumed after each"
+        )
     if i.incomplete_tail:
         lines.append(f"incomplete last record: {i.tail_bytes} bytes ignored")
     if i.anomaly_counts:
