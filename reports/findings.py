@@ -29,6 +29,7 @@ CODE_TITLES = {
     "capture_gap": "Capture drops",
     "incomplete_tail": "Capture file cut off",
     "corrupt_records": "Corrupt records in the capture file",
+    "malformed_frames": "Malformed RoCE frames",
 }
 
 

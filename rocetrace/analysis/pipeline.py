@@ -20,7 +20,9 @@ from rocetrace.analysis.prepared import (
     PSN_MOD,
     ROCE_ENCAPS,
     Prepared,
+    _ip_codes,
     category_in,
+    malformed_roce,
     prepare,
 )
 from rocetrace.analysis.result import Analysis
@@ -53,10 +55,27 @@ def _capture_gaps(pp: Prepared, s: gaps.Stream) -> pd.DataFrame:
     base = gidx[j] * gaps.BIG - low[j]
     seen = np.searchsorted(key, hi + base, "right") - np.searchsorted(key, lo + base, "left")
     drop = j[seen == 0]
+    drop = drop[~_malformed_inside(pp, s.idx[drop - 1], s.idx[drop])]
     return pd.DataFrame(
         {"flow_id": s.flow[drop], "ts_ns": pp.ts[s.idx[drop]], "frame": pp.frames_at(s.idx[drop])}
         | {"psns": s.gap[drop]}
     )
+
+
+def _malformed_inside(pp: Prepared, before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """Per gap (a flow's frames `before` and `after` it): does a malformed frame between the
+    two, of the flow's IP pair, hold the missing PSNs? Then the capture did not drop them."""
+    bad = np.flatnonzero(malformed_roce(pp.table))
+    if len(bad) == 0 or len(after) == 0:
+        return np.zeros(len(after), bool)
+    src, dst, _ = _ip_codes(pp.table)  # the codes of pp.ips, unmasked
+    pairs, pair = np.unique(src[bad] * len(pp.ips) + dst[bad], return_inverse=True)
+    marks = np.sort(pair * len(pp) + bad)  # (IP pair, frame) of each malformed frame
+    wanted = pp.src[after] * len(pp.ips) + pp.dst[after]
+    at = np.minimum(np.searchsorted(pairs, wanted), len(pairs) - 1)
+    base = at * len(pp)
+    between = np.searchsorted(marks, base + after) > np.searchsorted(marks, base + before, "right")
+    return (pairs[at] == wanted) & between
 
 
 def _packets_out(

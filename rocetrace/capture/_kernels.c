@@ -61,7 +61,7 @@ static const char *const CODE_NAMES[] = {
     "truncated_ext_header", "unknown_opcode", "bad_icrc", "roce_v2", "roce_v1",
     "vxlan+roce_v2", "pfc", "icrc_ok", "icrc_bad", "icrc_uncheckable", "slot_smac",
     "slot_dmac", "slot_vlan", "slot_ip4", "slot_ip6", "slot_udp", "slot_bth", "slot_pfc",
-    "slot_ext0", "n_slots",
+    "slot_ext0", "n_slots", "bad_ip_header", "ip_fragment", "bad_udp_length",
 };
 #define N_CODES (int)(sizeof CODE_NAMES / sizeof *CODE_NAMES)
 
@@ -72,6 +72,7 @@ static void set_codes(const long v[N_CODES])
         (int8_t)v[6], (int8_t)v[7], (int8_t)v[8], (int8_t)v[9], (int8_t)v[10], (int8_t)v[11],
         (int8_t)v[12], (int8_t)v[13], (int8_t)v[14], (int)v[15], (int)v[16], (int)v[17],
         (int)v[18], (int)v[19], (int)v[20], (int)v[21], (int)v[22], (int)v[23],
+        (int8_t)v[25], (int8_t)v[26], (int8_t)v[27],
     };
     codes = c;
     n_slots = (int)v[24];

@@ -29,6 +29,7 @@ typedef struct {
     int8_t icrc_ok, icrc_bad, icrc_uncheckable;
     int slot_smac, slot_dmac, slot_vlan, slot_ip4, slot_ip6, slot_udp, slot_bth, slot_pfc;
     int slot_ext0;
+    int8_t bad_ip_header, ip_fragment, bad_udp_length;
 } Codes;
 
 extern Codes codes;
