@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 import pyarrow as pa
 
+from rocetrace.capture.gunzip import MAX_GZIP_RATIO
 from rocetrace.capture.packets import Coded, PacketColumns, arrow_schema, to_arrow
 from rocetrace.capture.reader import CaptureInfo, iter_packet_columns
 from rocetrace.capture.source import Progress
@@ -134,6 +135,7 @@ Chunks = Iterator[Chunk]
 def decode_capture(
     path: str | os.PathLike[str], output: Path | None = None, *, limit: int | None = None,
     roce_port: int = 4791, chunk_packets: int = CHUNK_PACKETS, progress: Progress | None = None,
+    max_gzip_ratio: float = MAX_GZIP_RATIO,
 ) -> DecodeResult:  # fmt: skip
     """Decode a capture; write the packet table to `output` (Parquet / CSV) chunk by chunk.
 
@@ -147,7 +149,7 @@ def decode_capture(
         kind = sink_kind(output)
     chunks = iter_packet_columns(
         path, chunk_packets=chunk_packets, roce_port=roce_port, limit=limit,
-        progress=progress, block_bytes=BLOCK_BYTES,
+        progress=progress, block_bytes=BLOCK_BYTES, max_gzip_ratio=max_gzip_ratio,
     )  # fmt: skip
     with closing(chunks):
         if kind is None or output is None:

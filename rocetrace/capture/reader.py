@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rocetrace.capture.damage import Cursor, note_corrupt, skip_damage
+from rocetrace.capture.gunzip import MAX_GZIP_RATIO
 from rocetrace.capture.packets import PacketColumns, to_pandas
 from rocetrace.capture.records import DONE, LIMIT, PARTIAL, Records, scan
 from rocetrace.capture.source import Opened, Progress, Windows, open_capture
@@ -209,13 +210,15 @@ def iter_packet_columns(
     path: str | os.PathLike[str], *, chunk_packets: int = 1_000_000, roce_port: int = 4791,
     vxlan_port: int = 4789, limit: int | None = None, progress: Progress | None = None,
     block_bytes: int | None = BLOCK_BYTES, mads: list[MadRows] | None = None,
+    max_gzip_ratio: float = MAX_GZIP_RATIO,
 ) -> Generator[tuple[PacketColumns, CaptureInfo], None, None]:  # fmt: skip
     """iter_capture's chunks as neutral columns (rocetrace.capture.packets), without pandas.
 
     block_bytes None reads the whole file as one window; `mads` collects each chunk's CM
-    MAD rows (rocetrace.capture.mads) as it is decoded.
+    MAD rows (rocetrace.capture.mads) as it is decoded; a gzip stream expanding beyond
+    max_gzip_ratio (0: any) is refused with LimitExceeded.
     """
-    o, windows = open_capture(path, block_bytes, progress)
+    o, windows = open_capture(path, block_bytes, progress, max_gzip_ratio)
     info = _new_info(o)
     chunks = _chunks(o, windows, info, chunk_packets, limit, (roce_port, vxlan_port), mads)
     try:
@@ -231,7 +234,7 @@ def iter_packet_columns(
 def iter_capture(
     path: str | os.PathLike[str], *, chunk_packets: int = 1_000_000, roce_port: int = 4791,
     vxlan_port: int = 4789, limit: int | None = None, progress: Progress | None = None,
-    block_bytes: int = BLOCK_BYTES,
+    block_bytes: int = BLOCK_BYTES, max_gzip_ratio: float = MAX_GZIP_RATIO,
 ) -> Iterator[Capture]:  # fmt: skip
     """The packet table in chunks of at most chunk_packets frames, reading bounded windows.
 
@@ -244,6 +247,7 @@ def iter_capture(
     for columns, info in iter_packet_columns(
         path, chunk_packets=chunk_packets, roce_port=roce_port, vxlan_port=vxlan_port,
         limit=limit, progress=progress, block_bytes=block_bytes, mads=mads,
+        max_gzip_ratio=max_gzip_ratio,
     ):  # fmt: skip
         yield Capture(to_pandas(columns), info, mads_frame(mads[-1:]))
 
@@ -251,8 +255,10 @@ def iter_capture(
 def read_capture(
     path: str | os.PathLike[str], *, roce_port: int = 4791, vxlan_port: int = 4789,
     limit: int | None = None, progress: Progress | None = None,
+    max_gzip_ratio: float = MAX_GZIP_RATIO,
 ) -> Capture:  # fmt: skip
-    """The whole capture as one packet table (the file is mapped, or decompressed, at once)."""
+    """The whole capture as one packet table (the file is mapped, or decompressed, at once;
+    a gzip stream expanding beyond max_gzip_ratio, 0 for any, is refused)."""
     from rocetrace.capture.mads import mads_frame
 
     mads: list[MadRows] = []
@@ -260,6 +266,7 @@ def read_capture(
         iter_packet_columns(
             path, chunk_packets=1 << 62, roce_port=roce_port, vxlan_port=vxlan_port,
             limit=limit, progress=progress, block_bytes=None, mads=mads,
+            max_gzip_ratio=max_gzip_ratio,
         )
     )  # fmt: skip
     frames = [to_pandas(columns) for columns, _ in parts]

@@ -19,7 +19,7 @@ from typing import BinaryIO, Protocol
 
 import numpy as np
 
-from rocetrace.capture.gunzip import GZIP_MAGIC, GunzipReader
+from rocetrace.capture.gunzip import GZIP_MAGIC, MAX_GZIP_RATIO, GunzipReader
 from rocetrace.capture.records import MAX_RECORD, ScanState, max_caplen
 from rocetrace.capture.writer import PCAP_MAGIC_NS, PCAP_MAGIC_US
 from rocetrace.errors import CaptureNotFound, NotACapture
@@ -123,27 +123,29 @@ def _head(fh: BinaryIO, path: Path) -> tuple[bytes, bool]:
 
 
 def open_capture(
-    path: str | os.PathLike[str], block: int | None, progress: Progress | None
-) -> tuple[Opened, Windows]:
+    path: str | os.PathLike[str], block: int | None, progress: Progress | None,
+    max_gzip_ratio: float = MAX_GZIP_RATIO,
+) -> tuple[Opened, Windows]:  # fmt: skip
     """Identify a capture; returns it with its windows (blocks of `block` bytes, or whole).
-    A file is read in place; a pipe, FIFO or '-' (stdin) as a stream, never seeking."""
+    A file is read in place; a pipe, FIFO or '-' (stdin) as a stream, never seeking. A gzip
+    stream expanding beyond `max_gzip_ratio` (0: any) is refused (rocetrace.capture.gunzip)."""
     p = Path(path)
     fh = _open_file(p)
     try:
         if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            return _open_stream(fh, p, block, progress)
+            return _open_stream(fh, p, block, progress, max_gzip_ratio)
         head, compressed = _head(fh, p)
         fmt, state, start, snaplen = _header_state(head, p)
         fh.seek(0)
         opened = Opened(p, fmt, compressed, state, start, snaplen, os.fstat(fh.fileno()).st_size)
-        return opened, _windows(fh, opened, block, progress)
+        return opened, _windows(fh, opened, block, progress, max_gzip_ratio)
     except BaseException:
         fh.close()
         raise
 
 
 def _open_stream(
-    fh: BinaryIO, path: Path, block: int | None, progress: Progress | None
+    fh: BinaryIO, path: Path, block: int | None, progress: Progress | None, max_ratio: float
 ) -> tuple[Opened, Windows]:
     """A capture that cannot seek: the bytes read to identify it are handed out again."""
     plain = _PlainStream(fh)
@@ -151,7 +153,7 @@ def _open_stream(
     raw = _Prefixed(plain, magic)
     stream: GunzipReader | _Prefixed = raw
     if magic == GZIP_MAGIC:
-        stream = GunzipReader(raw)
+        stream = GunzipReader(raw, max_ratio)
         head = _gunzip_head(stream, path)
     else:
         head = raw.read(24)
@@ -160,9 +162,11 @@ def _open_stream(
     return opened, StreamWindows(_Prefixed(stream, head), 0, block, progress)
 
 
-def _windows(fh: BinaryIO, o: Opened, block: int | None, progress: Progress | None) -> Windows:
+def _windows(
+    fh: BinaryIO, o: Opened, block: int | None, progress: Progress | None, max_ratio: float
+) -> Windows:
     if o.compressed:
-        return StreamWindows(GunzipReader(fh), o.size, block, progress)
+        return StreamWindows(GunzipReader(fh, max_ratio), o.size, block, progress)
     try:
         mapping = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):  # not a regular file: read it like a stream

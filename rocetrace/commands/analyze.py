@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from rocetrace.commands.options import report_options
+from rocetrace.commands.options import gzip_ratio_option, report_options
 from rocetrace.errors import ExitStatus
 from rocetrace.output import STDIO, check_outputs, write_text
 
@@ -91,6 +91,7 @@ def report_path(capture: Path, output: Path | None, json_path: str | None) -> Pa
     type=click.Choice(SEVERITIES),
     help="Exit with status 1 when a finding of this severity or worse is found.",
 )
+@gzip_ratio_option
 def analyze(
     capture: Path,
     json_path: str | None,
@@ -101,6 +102,7 @@ def analyze(
     link_speed: str,
     roce_port: int,
     fail_on: str | None,
+    max_gzip_ratio: float,
 ) -> int:
     """Analyse CAPTURE: flows, PSN gaps, NAKs, retransmissions, ECN/CNP, PFC, QoS.
 
@@ -124,7 +126,12 @@ def analyze(
     report = report_path(capture, output, json_path)
     check_outputs([capture], [json_path, bundle_path, report])
     with stage_progress() as progress:
-        result = run(capture, link_speed=speed, roce_port=roce_port, progress=progress)
+        if progress:
+            progress("decode")
+        from rocetrace.capture import read_capture
+
+        packets = read_capture(capture, roce_port=roce_port, max_gzip_ratio=max_gzip_ratio)
+        result = run(packets, link_speed=speed, roce_port=roce_port, progress=progress)
     if json_path:
         write_json(result.summary(), json_path)
     if bundle_path is not None:
