@@ -173,3 +173,15 @@ def test_a_pcapng_cut_in_its_last_block_is_an_incomplete_tail(tmp_path: Path) ->
         path.write_bytes(blob[:cut] if cut != starts[-1] else blob[:cut] + _block(1, b"", "<")[:5])
         info = read_capture(path).info
         assert info.corrupt_records == 0 and info.incomplete_tail, cut
+
+
+@pytest.mark.parametrize("cut", [299, 673])
+def test_zeros_inside_a_cut_record_do_not_pass_for_records(tmp_path: Path, cut: int) -> None:
+    """Found by the fuzz gate: a GID's zeros read as two empty records after the cut record,
+    so the cut looked like damage. Deciding tail or damage takes a whole chain of records."""
+    from test_capture_fuzz import base_frames, capture_bytes
+
+    path = tmp_path / "x.pcap"
+    path.write_bytes(capture_bytes(tmp_path, "pcap", ">", base_frames())[:cut])
+    info = read_capture(path).info
+    assert info.incomplete_tail and info.corrupt_records == 0

@@ -162,9 +162,9 @@ static PyObject *py_resync_pcap(PyObject *self, PyObject *args)
 {
     PyObject *buf_obj;
     Py_ssize_t from, frac_ns, max_cap;
-    int last, big, linktype;
-    if (!PyArg_ParseTuple(args, "Onppnin", &buf_obj, &from, &last, &big, &frac_ns, &linktype,
-                          &max_cap))
+    int last, big, linktype, strict;
+    if (!PyArg_ParseTuple(args, "Onppninp", &buf_obj, &from, &last, &big, &frac_ns, &linktype,
+                          &max_cap, &strict))
         return NULL;
     Arrs arrs = {.used = 0};
     const uint8_t *buf;
@@ -174,7 +174,7 @@ static PyObject *py_resync_pcap(PyObject *self, PyObject *args)
         return done(&arrs, NULL);
     ScanResult r;
     Py_BEGIN_ALLOW_THREADS
-    r = resync_pcap(buf, end, from, last, &file);
+    r = resync_pcap(buf, end, from, last, &file, strict);
     Py_END_ALLOW_THREADS
     return scan_result(&arrs, r);
 }
@@ -183,8 +183,8 @@ static PyObject *py_resync_pcapng(PyObject *self, PyObject *args)
 {
     PyObject *buf_obj;
     Py_ssize_t from, n_interfaces;
-    int last, big;
-    if (!PyArg_ParseTuple(args, "Onppn", &buf_obj, &from, &last, &big, &n_interfaces))
+    int last, big, strict;
+    if (!PyArg_ParseTuple(args, "Onppnp", &buf_obj, &from, &last, &big, &n_interfaces, &strict))
         return NULL;
     Arrs arrs = {.used = 0};
     const uint8_t *buf;
@@ -193,7 +193,7 @@ static PyObject *py_resync_pcapng(PyObject *self, PyObject *args)
         return done(&arrs, NULL);
     ScanResult r;
     Py_BEGIN_ALLOW_THREADS
-    r = resync_pcapng(buf, end, from, last, big, n_interfaces);
+    r = resync_pcapng(buf, end, from, last, big, n_interfaces, strict);
     Py_END_ALLOW_THREADS
     return scan_result(&arrs, r);
 }

@@ -141,9 +141,9 @@ int64_t units_to_ns(uint64_t units, int64_t tsresol);
 /* resynchronisation: SCAN_DONE found at pos, SCAN_PARTIAL decide with more bytes from pos,
  * SCAN_CORRUPT nothing readable up to the end */
 ScanResult resync_pcap(const uint8_t *buf, int64_t end, int64_t from, int last,
-                       const PcapFile *file);
+                       const PcapFile *file, int strict);
 ScanResult resync_pcapng(const uint8_t *buf, int64_t end, int64_t from, int last, int big,
-                         int64_t n_interfaces);
+                         int64_t n_interfaces, int strict);
 
 /* walk and roce */
 typedef struct {

@@ -7,11 +7,14 @@
  *
  * Only called on damage: the scan of a sound file never comes here. A candidate costs a few
  * compares and most fail at the first, so skipping garbage costs about a nanosecond a byte.
- * Every read is inside [from, end).
+ * `strict` (deciding whether a record cut by the end of the file is a mere incomplete tail)
+ * takes only a whole chain: a few plausible records of zeros inside the cut record's bytes
+ * must not pass for damage. Every read is inside [from, end).
  */
 #include "_kernels.h"
 
 #define CHAIN 3            /* records that must follow one another from a candidate */
+#define MIN_CAP 14         /* an Ethernet header: no capture keeps less of a frame */
 #define MIN_WIRE_MAX (1 << 18) /* no frame on a wire is longer than 256 KiB (TSO included) */
 #define DAY 86400          /* one record of a chain follows the one before within a day */
 #define SHB 0x0A0D0D0Au
@@ -32,7 +35,7 @@ static int chain_at_end(int last, int records, int needed)
 {
     if (!last)
         return MORE;
-    return records >= needed ? ACCEPT : REJECT;
+    return needed > 0 && records >= needed ? ACCEPT : REJECT;
 }
 
 /* A pcap record header that a writer could have produced; its time must follow the chain's
@@ -41,7 +44,7 @@ static int plausible_pcap(const uint8_t *h, const PcapFile *f, int64_t prev_sec)
 {
     int64_t cap = rd32(h + 8, f->big), wire = rd32(h + 12, f->big);
     int64_t wire_max = f->max_cap > MIN_WIRE_MAX ? f->max_cap : MIN_WIRE_MAX;
-    if (cap > f->max_cap || wire < cap || wire == 0 || wire > wire_max)
+    if (cap > f->max_cap || cap < MIN_CAP || wire < cap || wire > wire_max)
         return 0;
     if (rd32(h + 4, f->big) >= (f->frac_ns == 1 ? 1000000000u : 1000000u))
         return 0;
@@ -49,27 +52,29 @@ static int plausible_pcap(const uint8_t *h, const PcapFile *f, int64_t prev_sec)
     return prev_sec < 0 || (sec >= prev_sec - DAY && sec <= prev_sec + DAY);
 }
 
-static int pcap_chain(const uint8_t *buf, int64_t end, int64_t p, int last, const PcapFile *f)
+/* short: whole records that suffice when the data ends (0: only a whole chain will do) */
+static int pcap_chain(const uint8_t *buf, int64_t end, int64_t p, int last, const PcapFile *f,
+                      int short_chain)
 {
     int64_t prev_sec = -1;
     for (int k = 0; k < CHAIN; k++) {
         if (end - p < 16)
-            return chain_at_end(last, k, 2);
+            return chain_at_end(last, k, short_chain);
         if (!plausible_pcap(buf + p, f, prev_sec))
             return REJECT;
         prev_sec = rd32(buf + p, f->big);
         p += 16 + rd32(buf + p + 8, f->big);
         if (p > end)
-            return chain_at_end(last, k, 2);
+            return chain_at_end(last, k, short_chain);
     }
     return ACCEPT;
 }
 
 ScanResult resync_pcap(const uint8_t *buf, int64_t end, int64_t from, int last,
-                       const PcapFile *file)
+                       const PcapFile *file, int strict)
 {
     for (int64_t p = from; p < end; p++) {
-        int v = pcap_chain(buf, end, p, last, file);
+        int v = pcap_chain(buf, end, p, last, file, strict ? 0 : 2);
         if (v != REJECT)
             return found(p, v == ACCEPT ? SCAN_DONE : SCAN_PARTIAL);
     }
@@ -120,26 +125,26 @@ static int64_t plausible_block(const uint8_t *buf, int64_t end, int64_t p, int *
 }
 
 static int pcapng_chain(const uint8_t *buf, int64_t end, int64_t p, int last, int big,
-                        int64_t n_interfaces)
+                        int64_t n_interfaces, int strict)
 {
     for (int k = 0; k < CHAIN; k++) {
-        if (p == end)
-            return chain_at_end(last, k, 1); /* whole blocks, lengths repeated: one will do */
+        if (p == end) /* whole blocks, lengths repeated: one will do */
+            return chain_at_end(last, k, strict ? 0 : 1);
         int64_t blen = plausible_block(buf, end, p, &big, &n_interfaces);
         if (blen == 0)
             return REJECT;
         if (blen < 0)
-            return chain_at_end(last, k, 2);
+            return chain_at_end(last, k, strict ? 0 : 2);
         p += blen;
     }
     return ACCEPT;
 }
 
 ScanResult resync_pcapng(const uint8_t *buf, int64_t end, int64_t from, int last, int big,
-                         int64_t n_interfaces)
+                         int64_t n_interfaces, int strict)
 {
     for (int64_t p = from; p < end; p++) {
-        int v = pcapng_chain(buf, end, p, last, big, n_interfaces);
+        int v = pcapng_chain(buf, end, p, last, big, n_interfaces, strict);
         if (v != REJECT)
             return found(p, v == ACCEPT ? SCAN_DONE : SCAN_PARTIAL);
     }

@@ -52,12 +52,13 @@ class Cursor:
         self.base, self.pos = self.base + self.pos, 0
 
 
-def skip_damage(state: ScanState, cur: Cursor) -> tuple[int, bool]:
+def skip_damage(state: ScanState, cur: Cursor, strict: bool = False) -> tuple[int, bool]:
     """After an unreadable record at the cursor: move it to where records resume, reading
-    more windows as the search needs; (bytes skipped, whether records resume)."""
+    more windows as the search needs; (bytes skipped, whether records resume). `strict`
+    for a record the data's end cuts: only a whole chain of records after it is damage."""
     start, first = cur.offset, cur.pos + 1
     while True:
-        at, status = resync(state, cur.window, first, cur.last)
+        at, status = resync(state, cur.window, first, cur.last, strict)
         cur.pos = at
         if status != PARTIAL:
             return cur.offset - start, status == DONE

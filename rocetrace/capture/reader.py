@@ -198,7 +198,7 @@ def _damaged(o: Opened, cur: Cursor, info: CaptureInfo, status: int) -> bool:
     if o.fmt == "pcapng" and cur.offset == 0:
         raise NotACapture(f"{o.path}: pcapng section header is cut short or corrupt")
     at, offset = cur.pos, cur.offset
-    skipped, resumed = skip_damage(o.state, cur)
+    skipped, resumed = skip_damage(o.state, cur, strict=status == PARTIAL)
     if status == PARTIAL and not resumed:
         cur.pos = at  # nothing readable after it: tcpdump was killed, not damage
         return True

@@ -96,12 +96,17 @@ def scan(state: ScanState, buf: np.ndarray, pos: int, limit: int) -> tuple[Recor
     return Records(*out), int(end), int(status)
 
 
-def resync(state: ScanState, buf: np.ndarray, pos: int, last: bool) -> tuple[int, int]:
+def resync(
+    state: ScanState, buf: np.ndarray, pos: int, last: bool, strict: bool = False
+) -> tuple[int, int]:
     """Where records resume at or after `pos` after damage: (position, DONE) found, (position,
-    PARTIAL) decide with more bytes from there (only when not `last`), (end, CORRUPT) none."""
+    PARTIAL) decide with more bytes from there (only when not `last`), (end, CORRUPT) none.
+    `strict`: a whole chain of records only (is a cut record followed by any?)."""
     s = state
     if s.fmt == "pcap":
-        _, at, status = kernels.resync_pcap(buf, pos, last, s.big, s.frac_ns, s.linktype, s.max_cap)
+        file = (s.big, s.frac_ns, s.linktype, s.max_cap)
+        _, at, status = kernels.resync_pcap(buf, pos, last, *file, strict)
     else:
-        _, at, status = kernels.resync_pcapng(buf, pos, last, bool(s.ng[0]), int(s.ng[1]))
+        ng = bool(s.ng[0]), int(s.ng[1])
+        _, at, status = kernels.resync_pcapng(buf, pos, last, *ng, strict)
     return int(at), int(status)
