@@ -98,8 +98,24 @@ def sorted_findings(findings: pd.DataFrame) -> pd.DataFrame:
     return findings.iloc[order].reset_index(drop=True)
 
 
-def verdict(findings: pd.DataFrame) -> Verdict:
-    """One line a reviewer reads first: the worst severity and how many findings of each."""
+def roce_packets(analysis: Analysis) -> int | None:
+    """RoCE packets in the capture, from its facts (None when they do not say)."""
+    cap = analysis.capture
+    count = cap.get("roce_packets") if isinstance(cap, dict) else getattr(cap, "roce_packets", None)
+    return count if isinstance(count, int) else None
+
+
+def verdict(findings: pd.DataFrame, roce: int | None = None) -> Verdict:
+    """One line a reviewer reads first: the worst severity and how many findings of each;
+    a capture known to hold no RoCE packet says so first (`roce`: their count)."""
+    v = _findings_verdict(findings)
+    if roce != 0:
+        return v
+    title = "No RoCE traffic" + ("" if v.level in ("clean", "info") else f"; {v.title.lower()}")
+    return Verdict(v.level, title, f"the capture holds no RoCE packets; {v.detail}")
+
+
+def _findings_verdict(findings: pd.DataFrame) -> Verdict:
     counts = findings["severity"].value_counts() if not findings.empty else pd.Series(dtype=int)
     parts = [f"{int(counts[s])} {s}" for s in SEVERITY_RANK if s in counts]
     detail = ", ".join(parts) if parts else "no findings"

@@ -19,7 +19,7 @@ from rocetrace import __version__
 from rocetrace.analysis.result import Analysis
 from rocetrace.output import write_text
 from rocetrace.reports import tables
-from rocetrace.reports.data import verdict
+from rocetrace.reports.data import roce_packets, verdict
 from rocetrace.reports.findings import finding_views
 from rocetrace.reports.header import capture_facts, capture_mapping
 from rocetrace.reports.sections import Context, ordered_sections
@@ -71,7 +71,7 @@ def build_context(
         "version": __version__,
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "facts": capture_facts(a.capture, a.packets),
-        "verdict": verdict(a.findings),
+        "verdict": verdict(a.findings, roce_packets(a)),
         "findings": findings,
         "sections": sections,
         "table_sections": _table_sections(ctx),

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rocetrace.analysis.result import Analysis
-from rocetrace.reports.data import bools, ints, sorted_findings, verdict
+from rocetrace.reports.data import bools, ints, roce_packets, sorted_findings, verdict
 
 TOP_FINDINGS = 5
 WIDTH = 120
@@ -39,7 +39,7 @@ def _finding_line(r: dict[str, object]) -> str:
 
 def terminal_summary(analysis: Analysis, report_path: str | Path | None = None) -> str:
     """A few lines: verdict, the most severe findings, counts, and where the report is."""
-    v = verdict(analysis.findings)
+    v = verdict(analysis.findings, roce_packets(analysis))
     lines = [f"{v.title} ({v.detail})"]
     findings = sorted_findings(analysis.findings)
     for r in findings.head(TOP_FINDINGS).to_dict("records"):
