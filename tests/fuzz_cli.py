@@ -37,6 +37,7 @@ def _inputs(tmp: Path) -> dict[str, Path]:
     return {**{p.name: p for p in HOSTILE.iterdir() if p.is_file()}, **made}
 
 
+REPORT = ["report", "{input}", "-o", "{out}.html"]
 # (name, argv with {input} / {out} / {tmp}, input name, expected status)
 CASES = [
     ("decode sound", ["decode", "{input}"], "sound", 0),
@@ -57,30 +58,10 @@ CASES = [
     ("decode onto its input", ["decode", "{input}", "-o", "{input}"], "sound", 6),
     ("analyze onto its input", ["analyze", "{input}", "-o", "{input}"], "sound", 6),
     ("analyze a corrupt gzip", ["analyze", "{input}", "--json", "-"], "corrupt-gzip.pcap.gz", 4),
-    (
-        "report a summary of wrong types",
-        ["report", "{input}", "-o", "{out}.html"],
-        "wrong-types.summary.json",
-        4,
-    ),
-    (
-        "report a bundle with a null manifest",
-        ["report", "{input}", "-o", "{out}.html"],
-        "null-manifest.rocetrace",
-        4,
-    ),
-    (
-        "report a PFC-only summary",
-        ["report", "{input}", "-o", "{out}.html"],
-        "pfc-only.summary.json",
-        0,
-    ),
-    (
-        "report duplicated flows",
-        ["report", "{input}", "-o", "{out}.html"],
-        "duplicated-flows.summary.json",
-        0,
-    ),
+    ("report a summary of wrong types", REPORT, "wrong-types.summary.json", 4),
+    ("report a bundle with a null manifest", REPORT, "null-manifest.rocetrace", 4),
+    ("report a PFC-only summary", REPORT, "pfc-only.summary.json", 0),
+    ("report duplicated flows", REPORT, "duplicated-flows.summary.json", 0),
 ]
 
 

@@ -86,7 +86,7 @@ def describe(regions: list[dict[str, int]], limit: int = 3) -> str:
     return ", ".join(parts[:limit]) + more
 
 
-def _table_counts(packets: Any) -> dict[str, int]:
+def table_anomaly_counts(packets: Any) -> dict[str, int]:
     """Frames per anomaly of a packet table (a DataFrame analysed without its file)."""
     if packets is None or "anomaly" not in packets:
         return {}
@@ -102,7 +102,7 @@ def damage_facts(capture: Any, packets: Any = None) -> dict[str, Any]:
     Without a CaptureInfo the anomalies are counted from the packet table."""
     regions = [list(map(int, r)) for r in getattr(capture, "corrupt_regions", None) or []]
     counts = getattr(capture, "anomaly_counts", None)
-    counts = _table_counts(packets) if counts is None else counts
+    counts = table_anomaly_counts(packets) if counts is None else counts
     return {
         "anomalies": {str(k): int(v) for k, v in sorted(counts.items())},
         "corrupt_records": int(getattr(capture, "corrupt_records", 0) or 0),

@@ -3,7 +3,8 @@ bytes, the whole file at once or bounded ones.
 
 An uncompressed file is memory-mapped: windows are views of the mapping (no copy, no fresh
 pages) and the next one starts at the first record the last did not hold whole. A gzip
-file is decompressed in blocks; only a record cut by a block's end is copied over.
+file is decompressed in blocks; only a record cut by a block's end is copied over. A pipe,
+FIFO or stdin ('-') is read as a stream, never seeked (rocetrace.capture.streams).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import contextlib
 import mmap
 import os
 import stat
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Protocol
@@ -21,13 +21,13 @@ import numpy as np
 
 from rocetrace.capture.gunzip import GZIP_MAGIC, MAX_GZIP_RATIO, GunzipReader
 from rocetrace.capture.records import MAX_RECORD, ScanState, max_caplen
+from rocetrace.capture.streams import PlainStream, Prefixed, Progress, StreamWindows
 from rocetrace.capture.writer import PCAP_MAGIC_NS, PCAP_MAGIC_US
 from rocetrace.errors import CaptureNotFound, NotACapture
 
 PCAPNG_SHB = b"\x0a\x0d\x0d\x0a"
 BYTE_ORDER_MAGICS = (b"\x1a\x2b\x3c\x4d", b"\x4d\x3c\x2b\x1a")  # big-, little-endian
 MADV_POPULATE_READ = 22  # Linux >= 5.14: map a range's cached pages in one call
-Progress = Callable[[int, int], None]
 
 
 @dataclass
@@ -148,10 +148,10 @@ def _open_stream(
     fh: BinaryIO, path: Path, block: int | None, progress: Progress | None, max_ratio: float
 ) -> tuple[Opened, Windows]:
     """A capture that cannot seek: the bytes read to identify it are handed out again."""
-    plain = _PlainStream(fh)
+    plain = PlainStream(fh)
     magic = plain.read(2)
-    raw = _Prefixed(plain, magic)
-    stream: GunzipReader | _Prefixed = raw
+    raw = Prefixed(plain, magic)
+    stream: GunzipReader | Prefixed = raw
     if magic == GZIP_MAGIC:
         stream = GunzipReader(raw, max_ratio)
         head = _gunzip_head(stream, path)
@@ -159,7 +159,7 @@ def _open_stream(
         head = raw.read(24)
     fmt, state, start, snaplen = _header_state(head, path)
     opened = Opened(path, fmt, magic == GZIP_MAGIC, state, start, snaplen, 0)
-    return opened, StreamWindows(_Prefixed(stream, head), 0, block, progress)
+    return opened, StreamWindows(Prefixed(stream, head), 0, block, progress)
 
 
 def _windows(
@@ -170,7 +170,7 @@ def _windows(
     try:
         mapping = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):  # not a regular file: read it like a stream
-        return StreamWindows(_PlainStream(fh), o.size, block, progress)
+        return StreamWindows(PlainStream(fh), o.size, block, progress)
     fh.close()  # the mapping holds its own reference to the file
     return MappedWindows(mapping, block, progress)
 
@@ -222,83 +222,3 @@ class MappedWindows:
         # A window still referenced (by a traceback, say) keeps the mapping: GC unmaps it.
         with contextlib.suppress(BufferError):
             self.mapping.close()
-
-
-class _PlainStream:
-    """An unmappable file (a pipe) read as a stream, in the GunzipReader's terms; counts
-    what it read (a pipe has no position to tell)."""
-
-    cut = False
-
-    def __init__(self, fh: BinaryIO) -> None:
-        self.fh = fh
-        self.consumed = 0
-
-    def read(self, size: int = -1) -> bytes:
-        data = self.fh.read(size)
-        self.consumed += len(data)
-        return data
-
-    def tell_raw(self) -> int:
-        return self.consumed
-
-    tell = tell_raw  # the GunzipReader's raw file asks for tell()
-
-    def close(self) -> None:
-        self.fh.close()
-
-
-class _Prefixed:
-    """A stream whose first bytes were read already (to identify the capture without
-    seeking): they are handed out again before the rest."""
-
-    def __init__(self, stream: GunzipReader | _PlainStream | _Prefixed, prefix: bytes) -> None:
-        self.stream, self.prefix = stream, prefix
-
-    @property
-    def cut(self) -> bool:
-        return self.stream.cut
-
-    def read(self, size: int = -1) -> bytes:
-        """Up to `size` bytes (all when negative); fewer only at the end of the data."""
-        if size < 0:
-            data, self.prefix = self.prefix + self.stream.read(-1), b""
-            return data
-        taken, self.prefix = self.prefix[:size], self.prefix[size:]
-        return taken + self.stream.read(size - len(taken)) if size > len(taken) else taken
-
-    def tell_raw(self) -> int:
-        return self.stream.tell_raw()
-
-    tell = tell_raw
-
-    def close(self) -> None:
-        self.stream.close()
-
-
-class StreamWindows:
-    """Windows of a decompressed (or unmappable) stream: the unconsumed end of the last
-    window, then the next `block` bytes."""
-
-    def __init__(
-        self, stream: GunzipReader | _PlainStream | _Prefixed, size: int, block: int | None,
-        progress: Progress | None,
-    ) -> None:  # fmt: skip
-        self.stream, self.size, self.block, self.progress = stream, size, block, progress
-        self.window = np.empty(0, np.uint8)
-
-    @property
-    def cut(self) -> bool:
-        return self.stream.cut
-
-    def next(self, consumed: int) -> tuple[np.ndarray, bool]:
-        """(window, is_last): is_last when the stream has no bytes beyond this window."""
-        data = np.frombuffer(self.stream.read(-1 if self.block is None else self.block), np.uint8)
-        carry = self.window[consumed:]
-        self.window = data if len(carry) == 0 else np.concatenate([carry, data])
-        if self.progress is not None:
-            self.progress(self.stream.tell_raw(), self.size)
-        return self.window, self.block is None or len(data) < self.block
-
-    def close(self) -> None:
-        self.stream.close()

@@ -63,6 +63,19 @@ def wants_report(output: Path | None, json_path: str | None) -> bool:
     return output is not None or json_path is None
 
 
+def run_analysis(capture: Path, speed: float, roce_port: int, max_gzip_ratio: float) -> Any:
+    """Read the capture (with the gzip ratio guard asked for) and analyse it, the stages
+    shown on a terminal."""
+    from rocetrace.analysis.api import analyze as run
+    from rocetrace.capture import read_capture
+
+    with stage_progress() as progress:
+        if progress:
+            progress("decode")
+        packets = read_capture(capture, roce_port=roce_port, max_gzip_ratio=max_gzip_ratio)
+        return run(packets, link_speed=speed, roce_port=roce_port, progress=progress)
+
+
 def report_path(capture: Path, output: Path | None, json_path: str | None) -> Path | None:
     """Where the report goes: -o, else the capture's name with .html here (stdin.html for a
     capture read from stdin); None when only the JSON is wanted."""
@@ -116,7 +129,6 @@ def analyze(
     \b
     Exit status 0 whenever the analysis ran, whatever it found, unless --fail-on is given.
     """
-    from rocetrace.analysis.api import analyze as run
     from rocetrace.analysis.api import parse_link_speed
 
     try:
@@ -125,13 +137,7 @@ def analyze(
         raise click.BadParameter(str(exc), param_hint="--link-speed") from exc
     report = report_path(capture, output, json_path)
     check_outputs([capture], [json_path, bundle_path, report])
-    with stage_progress() as progress:
-        if progress:
-            progress("decode")
-        from rocetrace.capture import read_capture
-
-        packets = read_capture(capture, roce_port=roce_port, max_gzip_ratio=max_gzip_ratio)
-        result = run(packets, link_speed=speed, roce_port=roce_port, progress=progress)
+    result = run_analysis(capture, speed, roce_port, max_gzip_ratio)
     if json_path:
         write_json(result.summary(), json_path)
     if bundle_path is not None:
