@@ -55,17 +55,17 @@ _SEEDS: Seeds | None = None
 _WORKDIR: Path | None = None
 
 
-def _start_worker() -> None:
+def _start_worker(scratch: str) -> None:
+    """Seeds built once per process, in its own folder below the run's scratch folder."""
     global _SEEDS, _WORKDIR
-    base = "/dev/shm" if os.path.isdir("/dev/shm") else None
-    _WORKDIR = Path(tempfile.mkdtemp(prefix="rocetrace-fuzz-", dir=base))
+    _WORKDIR = Path(tempfile.mkdtemp(dir=scratch))
     _SEEDS = build_seeds(_WORKDIR)
 
 
-def run_batch(batch: list[Case], base: int) -> Tally:
+def run_batch(batch: list[Case], base: int, scratch: str) -> Tally:
     """Run cases in this process; every exception that is not a typed error is a failure."""
     if _SEEDS is None:
-        _start_worker()
+        _start_worker(scratch)
     assert _SEEDS is not None and _WORKDIR is not None
     tally = Tally()
     for kind, number in batch:
@@ -103,26 +103,41 @@ def plan(cases: int) -> list[Case]:
 
 
 def run_cases(cases: list[Case], jobs: int, base: int, max_seconds: float) -> Tally:
-    """Every case, on `jobs` processes; stops taking new batches after max_seconds."""
+    """Every case, on `jobs` processes; stops taking new batches after max_seconds. The
+    cases' files live in one scratch folder (in memory where /dev/shm is), removed after."""
     batches = [cases[k : k + BATCH] for k in range(0, len(cases), BATCH)]
-    tally, started = Tally(), time.monotonic()
-    if jobs <= 1:
-        for batch in batches:
-            if time.monotonic() - started > max_seconds:
-                break
-            tally.add(run_batch(batch, base))
-        return tally
+    memory = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    with tempfile.TemporaryDirectory(prefix="rocetrace-fuzz-", dir=memory) as scratch:
+        if jobs <= 1:
+            return _in_process(batches, base, scratch, time.monotonic() + max_seconds)
+        return _on_workers(batches, base, scratch, jobs, time.monotonic() + max_seconds)
+
+
+def _in_process(batches: list[list[Case]], base: int, scratch: str, deadline: float) -> Tally:
+    global _SEEDS
+    tally = Tally()
+    for batch in batches:
+        if time.monotonic() > deadline:
+            break
+        tally.add(run_batch(batch, base, scratch))
+    _SEEDS = None  # the next run builds its seeds in its own scratch folder
+    return tally
+
+
+def _on_workers(
+    batches: list[list[Case]], base: int, scratch: str, jobs: int, deadline: float
+) -> Tally:
+    tally = Tally()
     ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(jobs, initializer=_start_worker) as pool:
-        for part in pool.imap_unordered(_run, [(b, base) for b in batches]):
+    with ctx.Pool(jobs, initializer=_start_worker, initargs=(scratch,)) as pool:
+        for part in pool.imap_unordered(_run, [(b, base, scratch) for b in batches]):
             tally.add(part)
-            if time.monotonic() - started > max_seconds:
-                pool.terminate()
+            if time.monotonic() > deadline:
                 break
     return tally
 
 
-def _run(args: tuple[list[Case], int]) -> Tally:
+def _run(args: tuple[list[Case], int, str]) -> Tally:
     return run_batch(*args)
 
 
@@ -154,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     if args.only:
         kind, number = args.only.split(":")
-        tally = run_batch([(kind, int(number))], args.seed)
+        tally = run_cases([(kind, int(number))], 1, args.seed, args.max_seconds)
     else:
         tally = run_cases(plan(args.cases), args.jobs, args.seed, args.max_seconds)
     cli = {} if args.no_cli or args.only else cli_cases()
