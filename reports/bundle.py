@@ -14,19 +14,42 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+import zlib
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from rocetrace.analysis.result import Analysis
 from rocetrace.analysis.sequence import NAK_KINDS
-from rocetrace.errors import CaptureNotFound, NotACapture, OutputError
+from rocetrace.errors import (
+    CaptureNotFound,
+    InvalidResults,
+    LimitExceeded,
+    NotACapture,
+    OutputError,
+)
+from rocetrace.output import atomic_path
 from rocetrace.reports.header import capture_mapping
+from rocetrace.reports.inputs import (
+    FINDING,
+    SUMMARY_EPISODE,
+    SUMMARY_FLOW,
+    checked_manifest,
+    checked_summary,
+    checked_tables,
+)
+from rocetrace.reports.validate import typed_frame
 
 BUNDLE_SCHEMA = "rocetrace.bundle/1"
+SUMMARY_PREFIX = "rocetrace.summary/"
 TABLES = ("packets", "flows", "retransmissions", "naks", "cnps", "pfc", "findings")
+ZIP_MAGIC = b"PK\x03\x04"
+# A member expanding beyond this ratio and size is a zip bomb: bundles store, never deflate.
+MAX_MEMBER_RATIO, MEMBER_FLOOR = 200, 64 << 20
 
 
 def save_bundle(analysis: Analysis, path: str | Path) -> Path:
@@ -39,15 +62,16 @@ def save_bundle(analysis: Analysis, path: str | Path) -> Path:
         "options": analysis.options,
         "categories": {n: _category_columns(getattr(analysis, n)) for n in TABLES},
     }
-    try:
-        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as z:
-            z.writestr("manifest.json", json.dumps(manifest, default=str, indent=1))
-            for name in TABLES:
-                buf = io.BytesIO()
-                getattr(analysis, name).to_parquet(buf, index=False)
-                z.writestr(f"{name}.parquet", buf.getvalue())
-    except OSError as exc:
-        raise OutputError(f"cannot write bundle {path}: {exc.strerror or exc}") from exc
+    with atomic_path(path) as tmp:  # whole or not at all: rocetrace.output
+        try:
+            with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED) as z:
+                z.writestr("manifest.json", json.dumps(manifest, default=str, indent=1))
+                for name in TABLES:
+                    buf = io.BytesIO()
+                    getattr(analysis, name).to_parquet(buf, index=False)
+                    z.writestr(f"{name}.parquet", buf.getvalue())
+        except OSError as exc:
+            raise OutputError(f"cannot write bundle {path}: {exc.strerror or exc}") from exc
     return path
 
 
@@ -56,74 +80,146 @@ def _category_columns(df: pd.DataFrame) -> list[str]:
     return [str(c) for c in df.columns if isinstance(df[c].dtype, pd.CategoricalDtype)]
 
 
-def _read_table(z: zipfile.ZipFile, name: str, categories: list[str]) -> pd.DataFrame:
-    df = pd.read_parquet(io.BytesIO(z.read(f"{name}.parquet")))
-    for col in categories:
-        if col in df and not isinstance(df[col].dtype, pd.CategoricalDtype):
-            df[col] = df[col].astype("category")
+def _member(z: zipfile.ZipFile, name: str, where: str) -> bytes:
+    """One file of the bundle's zip; a missing, unreadable or bomb-like one is named."""
+    try:
+        info = z.getinfo(name)
+    except KeyError:
+        raise InvalidResults(f"{where}: the bundle holds no {name}") from None
+    if info.file_size > max(MAX_MEMBER_RATIO * info.compress_size, MEMBER_FLOOR):
+        raise LimitExceeded(f"{where}: {name} expands {info.file_size:,} bytes: not a bundle")
+    try:
+        return z.read(info)
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
+        raise InvalidResults(f"{where}: {name} is unreadable ({exc})") from None
+    except (NotImplementedError, RuntimeError) as exc:  # compression method, encryption
+        raise InvalidResults(f"{where}: {name} cannot be read ({exc})") from None
+
+
+def _json(data: bytes, where: str) -> Any:
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise InvalidResults(f"{where}: not JSON ({type(exc).__name__})") from None
+
+
+def _text_columns_valid(data: bytes) -> None:
+    """Raise unless the table's text is valid UTF-8 (pandas would find out only when a
+    report reads the column)."""
+    schema = pq.read_schema(io.BytesIO(data))
+    text = [f.name for f in schema if _is_text(f.type)]
+    if text:
+        pq.read_table(io.BytesIO(data), columns=text).validate(full=True)
+
+
+def _is_text(kind: pa.DataType) -> bool:
+    if pa.types.is_dictionary(kind):
+        return _is_text(kind.value_type)
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind)
+
+
+def _read_table(z: zipfile.ZipFile, name: str, categories: list[str], where: str) -> pd.DataFrame:
+    data = _member(z, f"{name}.parquet", where)
+    try:
+        _text_columns_valid(data)
+        df = pd.read_parquet(io.BytesIO(data))
+        for col in categories:
+            if col in df and not isinstance(df[col].dtype, pd.CategoricalDtype):
+                df[col] = df[col].astype("category")
+    # pyarrow and pandas raise a zoo of types (ArrowInvalid, OSError, ValueError, TypeError,
+    # KeyError from damaged pandas metadata...) for bytes that are not a table: all of them
+    # mean this member is unreadable, and only this one call is guarded.
+    except Exception as exc:
+        raise InvalidResults(f"{where}: {name}.parquet is not a readable table ({exc})") from None
     return df
 
 
+def _open_zip(path: Path) -> zipfile.ZipFile:
+    try:
+        return zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise InvalidResults(f"{path}: not a readable bundle (zip: {exc})") from None
+
+
 def is_bundle(path: str | Path) -> bool:
-    """A zip with our manifest (captures, even gzip-compressed ones, are never zips)."""
-    if not zipfile.is_zipfile(path):
+    """A zip with our manifest (captures, even gzip-compressed ones, are never zips); a file
+    that starts as a zip but cannot be read as one is a broken bundle."""
+    path = Path(path)
+    with open(path, "rb") as f:
+        starts_as_zip = f.read(4) == ZIP_MAGIC
+    try:
+        if not zipfile.is_zipfile(path):
+            if starts_as_zip:
+                raise zipfile.BadZipFile("cut short or damaged: no central directory")
+            return False
+        with zipfile.ZipFile(path) as z:
+            return "manifest.json" in z.namelist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        if starts_as_zip:
+            raise InvalidResults(f"{path}: not a readable bundle (zip: {exc})") from None
         return False
-    with zipfile.ZipFile(path) as z:
-        return "manifest.json" in z.namelist()
 
 
 def load_bundle(path: str | Path) -> Analysis:
-    """The Analysis saved by save_bundle (capture facts as a namespace)."""
-    with zipfile.ZipFile(path) as z:
-        manifest = json.loads(z.read("manifest.json"))
-        if manifest.get("schema") != BUNDLE_SCHEMA:
-            raise NotACapture(f"{path}: unknown bundle schema {manifest.get('schema')!r}")
-        cats = manifest.get("categories", {})
-        tables: dict[str, Any] = {n: _read_table(z, n, cats.get(n, [])) for n in TABLES}
+    """The Analysis saved by save_bundle (capture facts as a namespace), every part checked
+    (reports/inputs.py): a damaged or foreign bundle is an InvalidResults naming the part."""
+    where = str(path)
+    with _open_zip(Path(path)) as z:
+        raw = _json(_member(z, "manifest.json", where), f"{where}: manifest.json")
+        manifest = checked_manifest(raw, BUNDLE_SCHEMA, f"{where}: manifest.json")
+        cats = manifest["categories"]
+        tables = {n: _read_table(z, n, cats.get(n) or [], where) for n in TABLES}
     return Analysis(
-        capture=SimpleNamespace(**manifest.get("capture", {})),
-        options=manifest.get("options", {}),
-        **tables,
+        capture=SimpleNamespace(**manifest["capture"]),
+        options=manifest["options"],
+        **checked_tables(tables, where),
     )
+
+
+def _summary_data(path: Path) -> Any:
+    """The JSON object of a file that looks like a summary (starts with '{'), else None."""
+    with open(path, "rb") as f:
+        head = f.read(4096).lstrip()
+    if not head.startswith(b"{"):
+        return None
+    data = _json(path.read_bytes(), str(path))
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if not isinstance(schema, str) or not schema.startswith(SUMMARY_PREFIX):
+        raise InvalidResults(f"{path}: JSON, but not a rocetrace summary (schema {schema!r})")
+    return data
 
 
 def is_summary(path: str | Path) -> bool:
     """A JSON file whose schema is rocetrace.summary/<n>."""
-    with open(path, "rb") as f:
-        head = f.read(1)
-    if head not in (b"{", b"[", b" ", b"\n"):
-        return False
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        return _summary_data(Path(path)) is not None
+    except InvalidResults:
         return False
-    return isinstance(data, dict) and str(data.get("schema", "")).startswith("rocetrace.summary/")
 
 
 def _flows_from_summary(flows: list[dict[str, Any]]) -> pd.DataFrame:
-    """The flows table from the summary's flows[] (NAK counts broken out as columns)."""
-    rows = []
-    for i, f in enumerate(flows):
-        row = {k: v for k, v in f.items() if k != "naks"}
-        naks = f.get("naks") or {}
-        row.update({f"naks_{k}": int(naks.get(k, 0)) for k in NAK_KINDS})
-        rows.append({"flow_id": i, **row})
-    return pd.DataFrame(rows)
+    """The flows table from the summary's flows[] (NAK counts broken out as columns), flow
+    ids by position; every column there, typed, even without flows."""
+    table = typed_frame(flows, {k: v for k, v in SUMMARY_FLOW.items() if k != "naks"})
+    naks = [f.get("naks") or {} for f in flows]
+    for kind in NAK_KINDS:
+        table[f"naks_{kind}"] = pd.array([int(n.get(kind, 0)) for n in naks], dtype="Int64")
+    table.insert(0, "flow_id", pd.RangeIndex(len(flows)))
+    return table
 
 
-def analysis_from_summary(summary: dict[str, Any]) -> Analysis:
-    """An Analysis with the summary's flows, episodes and findings, and no packets."""
-    flows = _flows_from_summary(summary.get("flows", []))
-    keys = {
-        (f["src_ip"], f["dst_ip"], f["dest_qp"]): f["flow_id"] for f in flows.to_dict("records")
-    }
-    retx = pd.DataFrame(summary.get("retransmissions", []))
-    if len(retx):
-        key_cols = zip(retx["src_ip"], retx["dst_ip"], retx["dest_qp"], strict=True)
-        retx["flow_id"] = [keys.get(k) for k in key_cols]
-    findings = pd.DataFrame(summary.get("findings", []))
-    if len(findings) and "frames" not in findings:
-        findings["frames"] = [[] for _ in range(len(findings))]
+def analysis_from_summary(summary: dict[str, Any], where: str = "summary") -> Analysis:
+    """An Analysis with the summary's flows, episodes and findings, and no packets; the
+    summary is checked first (reports/inputs.py)."""
+    summary = checked_summary(summary, where)
+    flows = _flows_from_summary(summary["flows"])
+    keys: dict[tuple[Any, ...], int] = {}
+    for f in flows.to_dict("records"):
+        keys.setdefault((f["src_ip"], f["dst_ip"], f["dest_qp"]), f["flow_id"])
+    retx = typed_frame(summary["retransmissions"], SUMMARY_EPISODE)
+    retx["flow_id"] = _episode_flows(retx, keys, where)
+    findings = typed_frame(summary["findings"], FINDING)
+    findings["frames"] = [f if f is not None else [] for f in findings["frames"]]
     empty = pd.DataFrame({"ts_ns": pd.Series(dtype="int64"), "flow_id": pd.Series(dtype="Int32")})
     none = pd.DataFrame({"flow_id": pd.Series(dtype="Int32"), "ts_ns": pd.Series(dtype="int64")})
     return Analysis(
@@ -134,24 +230,41 @@ def analysis_from_summary(summary: dict[str, Any]) -> Analysis:
         cnps=none.iloc[0:0],
         pfc=pd.DataFrame(),
         findings=findings,
-        capture=SimpleNamespace(**summary.get("capture", {})),
+        capture=SimpleNamespace(**summary["capture"]),
         options={"from_summary": True},
     )
 
 
+def _episode_flows(retx: pd.DataFrame, keys: dict[tuple[Any, ...], int], where: str) -> list[int]:
+    """Each episode's flow id: the flow of its (src_ip, dst_ip, dest_qp) in flows[]."""
+    ids = []
+    for k, key in enumerate(zip(retx["src_ip"], retx["dst_ip"], retx["dest_qp"], strict=True)):
+        if key not in keys:
+            raise InvalidResults(f"{where}.retransmissions[{k}]: no flow {key} in flows[]")
+        ids.append(keys[key])
+    return ids
+
+
 def load_summary(path: str | Path) -> Analysis:
-    return analysis_from_summary(json.loads(Path(path).read_text(encoding="utf-8")))
+    path = Path(path)
+    data = _summary_data(path)
+    if data is None:
+        raise InvalidResults(f"{path}: not a JSON summary")
+    return analysis_from_summary(data, f"{path}: summary")
 
 
 def load_analysis(source: str | Path, **options: Any) -> Analysis:
     """What `rocetrace report` accepts: a bundle, a JSON summary, or a capture (analysed)."""
     source = Path(source)
+    if source.is_dir():
+        raise NotACapture(f"{source}: is a directory, not a capture, summary or bundle")
     if not source.is_file():
         raise CaptureNotFound(f"{source}: no such file")
     if is_bundle(source):
         return load_bundle(source)
-    if is_summary(source):
-        return load_summary(source)
+    data = _summary_data(source)
+    if data is not None:
+        return analysis_from_summary(data, f"{source}: summary")
     from rocetrace import analyze
 
     return analyze(source, **options)

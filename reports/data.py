@@ -115,14 +115,6 @@ def data_flows(flows: pd.DataFrame, packets: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values("_score", ascending=False, kind="stable").drop(columns="_score")
 
 
-def anomaly_counts(packets: pd.DataFrame) -> dict[str, int]:
-    """What could not be decoded: named anomalies and how many frames had each."""
-    if "anomaly" not in packets:
-        return {}
-    counts = packets["anomaly"].dropna().astype(str).value_counts()
-    return {str(k): int(v) for k, v in counts.items()}
-
-
 @dataclass(frozen=True)
 class PacketArrays:
     """The packet columns the figures draw, as numpy, extracted once per report."""

@@ -28,6 +28,8 @@ CODE_TITLES = {
     "bad_icrc": "Bad ICRC",
     "capture_gap": "Capture drops",
     "incomplete_tail": "Capture file cut off",
+    "corrupt_records": "Corrupt records in the capture file",
+    "malformed_frames": "Malformed RoCE frames",
 }
 
 
@@ -91,6 +93,7 @@ def finding_views(
 ) -> list[FindingView]:
     """Findings most severe first, each with its evidence ready to print."""
     key_to_id = pd.Series(keys.index, index=keys.to_numpy()) if len(keys) else pd.Series(dtype=int)
+    key_to_id = key_to_id[~key_to_id.index.duplicated()]  # a flow key twice: the first
     psns = _episode_psns(retx, key_to_id) if len(key_to_id) else {}
     views = []
     for r in sorted_findings(findings).to_dict("records"):

@@ -11,7 +11,8 @@ from typing import Any
 
 import pandas as pd
 
-from rocetrace.reports.data import anomaly_counts, seconds
+from rocetrace.capture.damage import table_anomaly_counts
+from rocetrace.reports.data import seconds
 
 LINK_TYPE_NAMES = {0: "null", 1: "Ethernet", 113: "Linux cooked", 276: "Linux cooked v2"}
 COUNTS = (
@@ -68,7 +69,10 @@ def capture_facts(capture: Any, packets: pd.DataFrame) -> list[tuple[str, str]]:
         facts.append(("snap length", f"{int(c['snaplen']):,} bytes"))
     if c.get("incomplete_tail"):
         facts.append(("incomplete tail", "yes: the file ends inside a record (tcpdump killed?)"))
-    bad = c.get("anomaly_counts") or anomaly_counts(packets)
+    if c.get("corrupt_records"):
+        skipped = f"{int(c.get('skipped_bytes') or 0):,} bytes skipped, decoding resumed after"
+        facts.append(("corrupt records", f"{int(c['corrupt_records']):,} ({skipped})"))
+    bad = c.get("anomaly_counts") or table_anomaly_counts(packets)
     listed = ", ".join(f"{k}: {int(v):,}" for k, v in bad.items() if v)
     facts.append(("not decoded", listed or "nothing"))
     return facts

@@ -18,7 +18,7 @@ from plotly.io._utils import plotly_cdn_url
 from rocetrace import __version__
 from rocetrace.analysis.result import Analysis
 from rocetrace.analysis.verdict import verdict
-from rocetrace.errors import OutputError
+from rocetrace.output import write_text
 from rocetrace.reports import tables
 from rocetrace.reports.findings import finding_views
 from rocetrace.reports.header import capture_facts, capture_mapping
@@ -130,12 +130,8 @@ def render_report(
     plotlyjs: "inline" embeds plotly.js once (works offline, about 4.8 MB); "cdn" links it.
     top_flows: how many of the most eventful flows get a full PSN graph (the rest are rows
     of the flow table and one "all other flows" line in the throughput graph).
-    Raises OutputError (exit status 6) when the file cannot be written.
+    Raises OutputError (exit status 6) when the file cannot be written; a failed write
+    leaves no partial file.
     """
     html = render_html(analysis, plotlyjs=plotlyjs, top_flows=top_flows, title=title)
-    path = Path(out_path)
-    try:
-        path.write_text(html, encoding="utf-8")
-    except OSError as exc:
-        raise OutputError(f"cannot write report {path}: {exc.strerror or exc}") from exc
-    return path
+    return write_text(out_path, html)  # whole or not at all: rocetrace.output

@@ -16,7 +16,10 @@ PACKAGE = Path(__file__).resolve().parent
 # Each extension's C sources and the headers they include, relative to the package.
 EXTENSIONS: dict[str, tuple[str, ...]] = {
     "rocetrace.capture._kernels": (
-        *(f"capture/_kernels{part}.c" for part in ("", "_scan", "_walk", "_roce", "_columns")),
+        *(
+            f"capture/_kernels{part}.c"
+            for part in ("", "_scan", "_resync", "_walk", "_roce", "_columns")
+        ),
         "capture/_kernels.h",
         "capture/_buffers.h",
     ),

@@ -1,11 +1,14 @@
 """The `rocetrace` command: a thin layer that maps typed errors to exit statuses in one place.
 
 Each subcommand lives in rocetrace/commands/<name>.py, parses its options and calls one
-library function.
+library function. Whatever goes wrong ends here as one line on stderr and an exit status
+of rocetrace.errors.ExitStatus: typed errors their own, Ctrl-C 130, a bug 70 (with the
+traceback saved to a file, not thrown at the user).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -15,30 +18,31 @@ from rocetrace.commands.analyze import analyze
 from rocetrace.commands.decode import decode
 from rocetrace.commands.generate import generate
 from rocetrace.commands.report import report
-from rocetrace.errors import ExitStatus, RocetraceError
+from rocetrace.errors import ExitStatus, RocetraceError, exit_status_line
+
+HELP = f"""rocetrace: RoCEv2 analysis of packet captures.
+
+\b
+Decode every RoCE packet (BTH and all extended headers, CNP, PFC), rebuild each queue
+pair's PSN timeline and find what went wrong: PSN gaps, NAKs, retransmissions and how the
+NIC did them, ECN marks and CNPs, PFC pauses, QoS and ECMP-entropy mistakes.
+
+\b
+Typical use:
+  rocetrace analyze capture.pcap            HTML report + terminal summary
+  rocetrace analyze capture.pcap --json -   JSON summary on stdout
+  tcpdump -w - | rocetrace analyze -        a capture read from a pipe
+  rocetrace decode capture.pcap -o pk.parquet
+  rocetrace generate gbn-loss -o demo.pcap  synthetic capture with ground truth
+
+Exit status: {exit_status_line()}.
+"""
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(help=HELP, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="rocetrace")
 def cli() -> None:
-    """rocetrace: RoCEv2 analysis of packet captures.
-
-    \b
-    Decode every RoCE packet (BTH and all extended headers, CNP, PFC), rebuild each queue
-    pair's PSN timeline and find what went wrong: PSN gaps, NAKs, retransmissions and how the
-    NIC did them, ECN marks and CNPs, PFC pauses, QoS and ECMP-entropy mistakes.
-
-    \b
-    Typical use:
-      rocetrace analyze capture.pcap            HTML report + terminal summary
-      rocetrace analyze capture.pcap --json -   JSON summary on stdout
-      rocetrace decode capture.pcap -o pk.parquet
-      rocetrace generate gbn-loss -o demo.pcap  synthetic capture with ground truth
-
-    \b
-    Exit status: 0 ok, 1 findings at/above --fail-on, 2 usage, 3 no such file,
-    4 not a capture, 5 unsupported link type, 6 cannot write output, 70 internal error.
-    """
+    pass
 
 
 cli.add_command(decode)
@@ -48,7 +52,14 @@ cli.add_command(report)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; typed errors become one line on stderr and their exit status."""
+    """Run the CLI; every way out is one line on stderr at most, and its exit status."""
+    try:
+        return _run(argv)
+    except KeyboardInterrupt:  # outside click's own handling (e.g. while reporting)
+        return _interrupted()
+
+
+def _run(argv: list[str] | None) -> int:
     try:
         status = cli.main(args=argv, prog_name="rocetrace", standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -56,16 +67,62 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as exc:
         exc.show()
         return int(exc.exit_code)
-    except click.exceptions.Abort:
-        click.echo("rocetrace: aborted", err=True)
-        return int(ExitStatus.USAGE)
+    except click.exceptions.Abort:  # click's wrapper of KeyboardInterrupt / EOF
+        return _interrupted()
     except RocetraceError as exc:
-        click.echo(f"rocetrace: {exc}", err=True)
+        click.echo(f"rocetrace: {_one_line(str(exc))}", err=True)
         return int(exc.exit_status)
     except BrokenPipeError:
+        _silence_stdout()
         return int(ExitStatus.OK)
+    except Exception as exc:  # a bug: say so in one line, keep the traceback in a file
+        return _internal_error(exc)
     # A command may return an ExitStatus (e.g. analyze --fail-on); None means success.
     return int(status) if isinstance(status, int) else int(ExitStatus.OK)
+
+
+def _interrupted() -> int:
+    click.echo("rocetrace: interrupted", err=True)
+    return int(ExitStatus.INTERRUPTED)
+
+
+def _one_line(text: str, width: int = 300) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _internal_error(exc: BaseException) -> int:
+    """One line naming the error and the file holding its traceback (for a bug report)."""
+    where = save_traceback(exc)
+    kept = f"traceback in {where}" if where else "the traceback could not be saved"
+    message = _one_line(f"{type(exc).__name__}: {exc}")
+    click.echo(f"rocetrace: internal error (a bug, please report it): {message}; {kept}", err=True)
+    return int(ExitStatus.INTERNAL_ERROR)
+
+
+def save_traceback(exc: BaseException) -> str | None:
+    """The traceback in a fresh file of the temporary directory ($TMPDIR); its path."""
+    import tempfile
+    import traceback
+
+    text = "".join(traceback.format_exception(exc))
+    try:
+        fd, path = tempfile.mkstemp(prefix="rocetrace-crash-", suffix=".txt")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(f"rocetrace {__version__}, argv {sys.argv!r}\n{text}")
+    except OSError:
+        return None
+    return path
+
+
+def _silence_stdout() -> None:
+    """The reader of stdout went away: point stdout at /dev/null so the interpreter's final
+    flush does not print a second BrokenPipeError."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def entry_point() -> None:

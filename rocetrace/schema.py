@@ -127,4 +127,18 @@ ANOMALIES = (
     "unknown_opcode",
     "bad_icrc",
     "unsupported_link_type",
+    "bad_ip_header",  # IPv4 version, IHL or total length no sender writes
+    "ip_fragment",  # a RoCEv2 datagram in IP fragments (RoCEv2 sets DF: never fragmented)
+    "bad_udp_length",  # RoCEv2 UDP length below 8 or beyond the IP packet
+    "corrupt_record",  # the capture file holds unreadable records here (counted, no frame)
+)
+# Anomalies after which a frame's RoCE headers are not trusted: it stays in the packet
+# table (decoded as far as it goes) but in no flow and no PSN stream.
+MALFORMED_ROCE = (
+    "short_udp",
+    "truncated_bth",
+    "unknown_opcode",
+    "bad_ip_header",
+    "ip_fragment",
+    "bad_udp_length",
 )

@@ -115,7 +115,8 @@ def test_header_only_and_corrupt_record(tmp_path: Path) -> None:
     good = write_capture(tmp_path / "y.pcap", frames_ts(1), [roce_v2()]).read_bytes()
     (tmp_path / "y.pcap").write_bytes(good + struct.pack("<IIII", 0, 0, 0x7FFFFFFF, 10) + bytes(8))
     cap = read_capture(tmp_path / "y.pcap")
-    assert cap.info.packets == 1 and cap.info.incomplete_tail
+    assert cap.info.packets == 1 and cap.info.corrupt_records == 1 and cap.info.skipped_bytes == 24
+    assert not cap.info.incomplete_tail
 
 
 def test_limit_and_progress(tmp_path: Path) -> None:

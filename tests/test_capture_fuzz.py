@@ -286,14 +286,18 @@ def test_lengths_pointing_beyond_the_frame(
     assert pd.isna(anomaly) or anomaly in ANOMALIES
 
 
-def test_huge_caplen_is_a_tail_not_a_crash(tmp_path: Path) -> None:
+def test_huge_caplen_is_corrupt_not_a_crash(tmp_path: Path) -> None:
+    """A caplen no snap length allows is a corrupt record (issue 18: not an incomplete tail);
+    a plausible one running past the end of the file, with nothing after it, is the tail."""
     blob = capture_bytes(tmp_path, "pcap", "<", base_frames()[:2])
     second = record_ends(blob, "pcap", "<")[0]
     for caplen in (0xFFFFFFFF, 1 << 28, (1 << 28) + 1, len(blob)):
         path = tmp_path / "x.pcap"
         path.write_bytes(blob[: second + 8] + struct.pack("<I", caplen) + blob[second + 12 :])
         cap = read_capture(path)
-        assert cap.info.packets == 1 and cap.info.incomplete_tail
+        assert cap.info.packets == 1
+        assert cap.info.incomplete_tail == (caplen == len(blob))
+        assert cap.info.corrupt_records == (caplen != len(blob))
 
 
 @FUZZ

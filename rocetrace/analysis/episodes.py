@@ -302,11 +302,12 @@ def _evidence(x: Context, e: np.ndarray, trigger: np.ndarray) -> list[list[int]]
     return [[int(f) for f in dict.fromkeys(row) if f >= 0] for row in frames.tolist()]
 
 
-def episode_table(x: Context) -> pd.DataFrame:
-    """The retransmissions table (EPISODE_COLUMNS), by time."""
+def episode_table(x: Context) -> tuple[pd.DataFrame, np.ndarray]:
+    """The retransmissions table (EPISODE_COLUMNS), by time, and per state-machine episode
+    its row in that table."""
     e = x.conv.episodes
     if len(e) == 0:
-        return empty_episodes()
+        return empty_episodes(), np.zeros(0, np.int64)
     c, pp, model = x.conv, x.pp, x.model
     trigger, trigger_certainty = _triggers(x, e)
     mode, mode_certainty = _modes(x, e, trigger, trigger_certainty)
@@ -353,9 +354,7 @@ def episode_table(x: Context) -> pd.DataFrame:
     by_time = np.lexsort((df["first_frame"].to_numpy(), t0))
     row_of = np.empty(len(by_time), np.int64)
     row_of[by_time] = np.arange(len(by_time))
-    out = df.take(by_time).reset_index(drop=True)
-    out.attrs["row_of_episode"] = row_of  # the state machine's episode -> table row
-    return out
+    return df.take(by_time).reset_index(drop=True), row_of
 
 
 def empty_episodes() -> pd.DataFrame:
@@ -387,7 +386,6 @@ def empty_episodes() -> pd.DataFrame:
             "resumed": pd.Series(dtype=bool),
         }
     )
-    out.attrs["row_of_episode"] = np.zeros(0, np.int64)
     return out
 
 

@@ -15,6 +15,8 @@ import pandas as pd
 from rocetrace.analysis.flows import GSI_QP
 from rocetrace.analysis.frames import empty_frame
 from rocetrace.analysis.pfc import STORM_S
+from rocetrace.capture.damage import describe
+from rocetrace.schema import MALFORMED_ROCE
 
 SEVERITIES = ("info", "warning", "critical")
 FINDING_COLUMNS = ["severity", "code", "message", "flow", "first_ts", "frames", "flow_id"]
@@ -202,6 +204,8 @@ def _fabric_rules(t: Tables) -> Iterator[dict]:
             t.bad_icrc_frames,
         )
     yield from _capture_gaps(t)
+    yield from _corrupt_records(t.capture)
+    yield from _malformed_frames(t.capture)
     if t.capture.get("incomplete_tail"):
         yield _row(
             "info",
@@ -211,6 +215,36 @@ def _fabric_rules(t: Tables) -> Iterator[dict]:
             float("nan"),
             [],
         )
+
+
+def _corrupt_records(capture: dict[str, Any]) -> Iterator[dict]:
+    """Records the reader could not read mid-file and skipped (rocetrace.capture.damage):
+    frames lost to the file, not to the network, so no PSN finding can explain them."""
+    if not capture.get("corrupt_records"):
+        return
+    msg = (
+        f"{capture['corrupt_records']} corrupt record(s) in the capture file, "
+        f"{capture['skipped_bytes']:,} bytes skipped, at {describe(capture['corrupt_regions'])}: "
+        "the frames there are lost (a damaged file); decoding resumed after each"
+    )
+    yield _row("warning", "corrupt_records", msg, None, float("nan"), [])
+
+
+# MALFORMED_ROCE less truncated_bth, which a short snap length causes too
+MALFORMED_REASONS = tuple(a for a in MALFORMED_ROCE if a != "truncated_bth")
+
+
+def _malformed_frames(capture: dict[str, Any]) -> Iterator[dict]:
+    """Frames read as RoCE but left out of every flow (prepared.malformed_roce), per reason."""
+    counts = {k: v for k, v in (capture.get("anomalies") or {}).items() if k in MALFORMED_REASONS}
+    if not any(counts.values()):
+        return
+    reasons = ", ".join(f"{k}={v}" for k, v in sorted(counts.items()) if v)
+    msg = (
+        f"{sum(counts.values())} malformed RoCE frame(s) ({reasons}) left out of the flows and "
+        "PSN analysis; PSN gaps they fill are not reported as capture drops"
+    )
+    yield _row("warning", "malformed_frames", msg, None, float("nan"), [])
 
 
 def _where(df: pd.DataFrame, column: str, holds: Callable[[np.ndarray], np.ndarray]) -> Any:

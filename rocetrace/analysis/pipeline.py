@@ -28,6 +28,7 @@ from rocetrace.analysis import (
 from rocetrace.analysis.flow_table import flows_table, timeouts
 from rocetrace.analysis.prepared import ROCE_ENCAPS, Prepared, category_in, prepare
 from rocetrace.analysis.result import Analysis
+from rocetrace.capture.damage import damage_facts
 
 Progress = Callable[[str], None]
 
@@ -37,7 +38,7 @@ def _packets_out(
     pp: Prepared,
     model: flows.FlowModel,
     conv: connection.Conversations,
-    eps: pd.DataFrame,
+    row_of_episode: np.ndarray,
 ) -> pd.DataFrame:
     retransmitted = np.zeros(len(pp), bool)
     retransmitted[conv.row[(conv.flags & connection.RESENT) > 0]] = True
@@ -46,7 +47,7 @@ def _packets_out(
     episode = np.full(len(pp), -1, np.int64)
     resent = np.flatnonzero(conv.episode >= 0)
     if len(resent):
-        episode[conv.row[resent]] = eps.attrs["row_of_episode"][conv.episode[resent]]
+        episode[conv.row[resent]] = row_of_episode[conv.episode[resent]]
     return packets.assign(
         flow_id=pd.Series(flow_id, index=packets.index),
         retransmitted=retransmitted,
@@ -91,7 +92,7 @@ def analyze_packets(
     )
     step("retransmissions")
     nak_rows = sequence.nak_table(conv, pp, model)
-    eps = _episodes(conv, pp, model, tol, free.pfc)
+    eps, row_of_episode = _episodes(conv, pp, model, tol, free.pfc)
     step("congestion")
     cnps = free.cnps
     pfc_rows = free.pfc
@@ -125,7 +126,7 @@ def analyze_packets(
         anomalies=anomalies.anomaly_table(conv, pp, model, connections),
     )
     return Analysis(
-        packets=_packets_out(packets, pp, model, conv, eps),
+        packets=_packets_out(packets, pp, model, conv, row_of_episode),
         flows=flow_df,
         retransmissions=eps,
         naks=nak_rows,
@@ -162,8 +163,9 @@ def _episodes(
     model: flows.FlowModel,
     tol: tolerances.Tolerances,
     pfc_rows: pd.DataFrame,
-) -> pd.DataFrame:
-    """The retransmissions table: the state machine's episodes weighed (episodes.py)."""
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """The retransmissions table, the state machine's episodes weighed (episodes.py), and
+    per episode its row in that table."""
     e = conv.episodes
     windows = pfc.PauseWindows(pfc_rows)
     paused = np.zeros(len(e), np.int64)
@@ -249,10 +251,11 @@ def _table_facts(packets: pd.DataFrame) -> dict[str, Callable[[], Any]]:
 
 
 def _capture_facts(capture: Any, packets: pd.DataFrame) -> dict[str, Any]:
-    """The summary's capture object, from CaptureInfo or, without one, from the table."""
+    """The summary's capture object, from CaptureInfo or, without one, from the table; with
+    the file's damage: anomalies per reason, corrupt records skipped (capture.damage)."""
     table = _table_facts(packets)
     if capture is None:
-        return {key: count() for key, count in table.items()}
+        return {key: count() for key, count in table.items()} | damage_facts(None, packets)
     facts: dict[str, Any] = {}
     counted = ("packets", "roce_packets", "non_roce_packets", "malformed_packets")
     for key in (*counted, "truncated_packets"):
@@ -261,4 +264,4 @@ def _capture_facts(capture: Any, packets: pd.DataFrame) -> dict[str, Any]:
     for key in ("first_ts", "last_ts"):
         ns = getattr(capture, f"{key}_ns", None)
         facts[key] = float(ns) / 1e9 if ns is not None else table[key]()
-    return facts
+    return facts | damage_facts(capture, packets)

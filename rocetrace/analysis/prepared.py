@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from rocetrace.dissectors.aeth import AckKind
 from rocetrace.dissectors.opcodes import OPCODES, Operation, Transport
+from rocetrace.schema import MALFORMED_ROCE
 
 PSN_MOD = 1 << 24
 HALF = 1 << 23
@@ -147,6 +148,15 @@ def _ip_codes(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return codes[0], codes[1], names
 
 
+def malformed_roce(df: pd.DataFrame) -> np.ndarray:
+    """Frames whose RoCE headers are not trusted (schema.MALFORMED_ROCE: no whole BTH, an
+    unknown opcode, lying IP / UDP lengths, a fragment): in the table, in no flow or PSN
+    stream, so they never make a PSN finding (an 11-byte frame read as PSN -1 did)."""
+    if "anomaly" not in df.columns:
+        return np.zeros(len(df), bool)
+    return category_in(df["anomaly"], MALFORMED_ROCE)
+
+
 def _ints_if(needed: bool, df: pd.DataFrame, name: str) -> np.ndarray:
     """A column only some frames read (READ lengths, UD source QPs): when no frame needs
     it, all -1 as a zero-copy view instead of a converted copy."""
@@ -257,7 +267,7 @@ def prepare(df: pd.DataFrame) -> Prepared:
     src, dst, ips = _ip_codes(df)
     opcode = _ints(df, "opcode")
     encap = df["encap"]
-    roce = category_in(encap, ROCE_ENCAPS) & (opcode >= 0)
+    roce = category_in(encap, ROCE_ENCAPS) & (opcode >= 0) & ~malformed_roce(df)
     everywhere = bool(roce.all())
     op = _roce_only(roce, everywhere, opcode, 0)
     kind, syndrome = _kinds(df, encap, roce, everywhere, op)

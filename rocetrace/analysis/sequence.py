@@ -21,7 +21,9 @@ from rocetrace.analysis.prepared import (
     REQUEST,
     RNR_NAK,
     Prepared,
+    _ip_codes,
     isin_small,
+    malformed_roce,
 )
 from rocetrace.dissectors.aeth import RNR_TIMER_US
 
@@ -72,6 +74,7 @@ def capture_gaps(c: cn.Conversations, pp: Prepared, model: FlowModel) -> pd.Data
     base = group[j] * BIG
     seen = np.searchsorted(key, hi + base, "right") - np.searchsorted(key, lo + base, "left")
     drop = j[seen == 0]
+    drop = drop[~_malformed_inside(c, pp, drop)]
     return pd.DataFrame(
         {
             "flow_id": flow[drop],
@@ -80,6 +83,28 @@ def capture_gaps(c: cn.Conversations, pp: Prepared, model: FlowModel) -> pd.Data
             "psns": c.gap[drop],
         }
     )
+
+
+def _malformed_inside(c: cn.Conversations, pp: Prepared, gaps: np.ndarray) -> np.ndarray:
+    """Per gap event: does a malformed frame of the flow's IP pair, captured between the
+    conversation's previous request and the gap, hold the missing PSNs? Then the capture
+    did not drop them (the frame is in no flow: its headers are not trusted)."""
+    bad = np.flatnonzero(malformed_roce(pp.table))
+    if len(bad) == 0 or len(gaps) == 0:
+        return np.zeros(len(gaps), bool)
+    requests = np.flatnonzero(c.kind == REQUEST)
+    k = np.searchsorted(requests, gaps) - 1
+    prev = requests[np.maximum(k, 0)]
+    before = np.where((k >= 0) & (c.conv[prev] == c.conv[gaps]), c.row[prev], -1)
+    after = c.row[gaps]
+    src, dst, ips = _ip_codes(pp.table)  # the codes of pp.ips, unmasked for malformed frames
+    pairs, pair = np.unique(src[bad] * len(ips) + dst[bad], return_inverse=True)
+    marks = np.sort(pair * len(pp) + bad)  # (IP pair, frame) of each malformed frame
+    wanted = pp.src[after] * len(ips) + pp.dst[after]
+    at = np.minimum(np.searchsorted(pairs, wanted), len(pairs) - 1)
+    base = at * len(pp)
+    between = np.searchsorted(marks, base + after) > np.searchsorted(marks, base + before, "right")
+    return (pairs[at] == wanted) & between
 
 
 def nak_table(c: cn.Conversations, pp: Prepared, model: FlowModel) -> pd.DataFrame:

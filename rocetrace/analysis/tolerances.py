@@ -23,6 +23,9 @@ STANDARD_SPEEDS = np.array([10e9, 25e9, 40e9, 50e9, 100e9, 200e9, 400e9, 800e9])
 MIN_ACK_TIMEOUT_NS = 8_192
 _MIN_PAIRS = 32  # back-to-back frame pairs needed before a link speed is estimated
 _SAMPLE = 1 << 17  # records the clock and link are measured on
+# A step back longer than this is a clock jump (or a hostile file), not jitter: slack is
+# capped here so that arithmetic on it stays within int64.
+MAX_SLACK_NS = 1_000_000_000
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,8 @@ def clock_jitter(ts: np.ndarray, spacing: np.ndarray) -> int:
     between consecutive records (records stay in arrival order) and half the spread of
     back-to-back spacings (a NIC sends them exactly a frame time apart; a jittery clock
     spreads them by up to twice its jitter)."""
-    back = int(max((ts[:-1] - ts[1:]).max(), 0)) if len(ts) > 1 else 0
+    # int64 differences (hostile stamps may wrap them: clipped, they stay harmless)
+    back = int(np.clip((ts[:-1] - ts[1:]).max(), 0, MAX_SLACK_NS)) if len(ts) > 1 else 0
     if len(spacing) < _MIN_PAIRS:
         return back
     low, high = np.quantile(spacing, [0.05, 0.95])
@@ -124,7 +128,8 @@ def measure(
     else:  # a full frame goes out no sooner than its wire time after its source's previous
         closest = _closest_spacing(ts_[sized], src_[sized])
         frame = closest + 2 * jitter + resolution if closest else _SLOWEST_FRAME(longest)
-    return Tolerances(resolution, jitter, link, frame)
+    jitter, frame = min(jitter, MAX_SLACK_NS), min(frame, MAX_SLACK_NS)
+    return Tolerances(min(resolution, MAX_SLACK_NS), jitter, link, frame)
 
 
 def _SLOWEST_FRAME(wire_bytes: int) -> int:

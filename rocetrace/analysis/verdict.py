@@ -74,11 +74,25 @@ def _parts(a: Any) -> list[str]:
     return parts
 
 
+def _roce_packets(a: Any) -> int | None:
+    """RoCE packets in the capture, from its facts (None when they do not say)."""
+    for facts in (getattr(a, "capture_facts", None), a.capture):
+        count = facts.get("roce_packets") if isinstance(facts, dict) else None
+        count = getattr(facts, "roce_packets", count) if not isinstance(facts, dict) else count
+        if isinstance(count, int):
+            return count
+    return None
+
+
 def verdict(a: Any) -> Verdict:
     """The one-line verdict of an analysis (`rocetrace.analysis.result.Analysis`)."""
     findings = a.findings
     counts = findings["severity"].value_counts() if len(findings) else pd.Series(dtype=int)
     detail = ", ".join(f"{int(counts[s])} {s}" for s in SEVERITY_RANK if s in counts)
+    if _roce_packets(a) == 0:
+        level = next((s for s in SEVERITY_RANK if counts.get(s, 0)), "clean")
+        detail = f"the capture holds no RoCE packets; {detail or 'no findings'}"
+        return Verdict(level, "No RoCE traffic", detail)
     parts = _parts(a)
     eventful = len(parts) > 1 or parts[0] != "no PFC"
     level = next((s for s in SEVERITY_RANK if counts.get(s, 0)), "clean")

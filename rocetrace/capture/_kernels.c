@@ -61,7 +61,7 @@ static const char *const CODE_NAMES[] = {
     "truncated_ext_header", "unknown_opcode", "bad_icrc", "roce_v2", "roce_v1",
     "vxlan+roce_v2", "pfc", "icrc_ok", "icrc_bad", "icrc_uncheckable", "slot_smac",
     "slot_dmac", "slot_vlan", "slot_ip4", "slot_ip6", "slot_udp", "slot_bth", "slot_pfc",
-    "slot_ext0", "n_slots",
+    "slot_ext0", "n_slots", "bad_ip_header", "ip_fragment", "bad_udp_length",
 };
 #define N_CODES (int)(sizeof CODE_NAMES / sizeof *CODE_NAMES)
 
@@ -72,6 +72,7 @@ static void set_codes(const long v[N_CODES])
         (int8_t)v[6], (int8_t)v[7], (int8_t)v[8], (int8_t)v[9], (int8_t)v[10], (int8_t)v[11],
         (int8_t)v[12], (int8_t)v[13], (int8_t)v[14], (int)v[15], (int)v[16], (int)v[17],
         (int)v[18], (int)v[19], (int)v[20], (int)v[21], (int)v[22], (int)v[23],
+        (int8_t)v[25], (int8_t)v[26], (int8_t)v[27],
     };
     codes = c;
     n_slots = (int)v[24];
@@ -138,20 +139,61 @@ static PyObject *scan_result(Arrs *arrs, ScanResult r)
 static PyObject *py_scan_pcap(PyObject *self, PyObject *args)
 {
     PyObject *buf_obj, *outs[5];
-    Py_ssize_t pos, frac_ns, limit;
+    Py_ssize_t pos, frac_ns, max_cap, limit;
     int big, linktype;
-    if (!PyArg_ParseTuple(args, "Onpnin" "OOOOO", &buf_obj, &pos, &big, &frac_ns, &linktype,
-                          &limit, &outs[0], &outs[1], &outs[2], &outs[3], &outs[4]))
+    if (!PyArg_ParseTuple(args, "Onpninn" "OOOOO", &buf_obj, &pos, &big, &frac_ns, &linktype,
+                          &max_cap, &limit, &outs[0], &outs[1], &outs[2], &outs[3], &outs[4]))
         return NULL;
     Arrs arrs = {.used = 0};
     const uint8_t *buf;
     int64_t end;
     ScanOut out;
+    PcapFile file = {big, frac_ns, linktype, max_cap};
     if (scan_window(&arrs, buf_obj, pos, &buf, &end) < 0 || scan_out(&arrs, outs, &out) < 0)
         return done(&arrs, NULL);
     ScanResult r;
     Py_BEGIN_ALLOW_THREADS
-    r = scan_pcap(buf, end, pos, big, frac_ns, linktype, limit, &out);
+    r = scan_pcap(buf, end, pos, &file, limit, &out);
+    Py_END_ALLOW_THREADS
+    return scan_result(&arrs, r);
+}
+
+static PyObject *py_resync_pcap(PyObject *self, PyObject *args)
+{
+    PyObject *buf_obj;
+    Py_ssize_t from, frac_ns, max_cap;
+    int last, big, linktype, strict;
+    if (!PyArg_ParseTuple(args, "Onppninp", &buf_obj, &from, &last, &big, &frac_ns, &linktype,
+                          &max_cap, &strict))
+        return NULL;
+    Arrs arrs = {.used = 0};
+    const uint8_t *buf;
+    int64_t end;
+    PcapFile file = {big, frac_ns, linktype, max_cap};
+    if (scan_window(&arrs, buf_obj, from, &buf, &end) < 0)
+        return done(&arrs, NULL);
+    ScanResult r;
+    Py_BEGIN_ALLOW_THREADS
+    r = resync_pcap(buf, end, from, last, &file, strict);
+    Py_END_ALLOW_THREADS
+    return scan_result(&arrs, r);
+}
+
+static PyObject *py_resync_pcapng(PyObject *self, PyObject *args)
+{
+    PyObject *buf_obj;
+    Py_ssize_t from, n_interfaces;
+    int last, big, strict;
+    if (!PyArg_ParseTuple(args, "Onppnp", &buf_obj, &from, &last, &big, &n_interfaces, &strict))
+        return NULL;
+    Arrs arrs = {.used = 0};
+    const uint8_t *buf;
+    int64_t end;
+    if (scan_window(&arrs, buf_obj, from, &buf, &end) < 0)
+        return done(&arrs, NULL);
+    ScanResult r;
+    Py_BEGIN_ALLOW_THREADS
+    r = resync_pcapng(buf, end, from, last, big, n_interfaces, strict);
     Py_END_ALLOW_THREADS
     return scan_result(&arrs, r);
 }
@@ -482,6 +524,8 @@ static PyMethodDef methods[] = {
     {"configure", py_configure, METH_VARARGS, "Set the category codes and slot rows (CODE_NAMES order)."},
     {"scan_pcap", py_scan_pcap, METH_VARARGS, "Classic pcap records of a window."},
     {"scan_pcapng", py_scan_pcapng, METH_VARARGS, "pcapng blocks of a window."},
+    {"resync_pcap", py_resync_pcap, METH_VARARGS, "Where pcap records resume after damage."},
+    {"resync_pcapng", py_resync_pcapng, METH_VARARGS, "Where pcapng blocks resume."},
     {"units_to_ns", py_units_to_ns, METH_VARARGS, "pcapng timestamp units to ns."},
     {"walk_gather", py_walk_gather, METH_VARARGS, "The header walk and every integer column."},
     {"address_codes", py_address_codes, METH_VARARGS, "Address columns factorized."},

@@ -29,6 +29,7 @@ typedef struct {
     int8_t icrc_ok, icrc_bad, icrc_uncheckable;
     int slot_smac, slot_dmac, slot_vlan, slot_ip4, slot_ip6, slot_udp, slot_bth, slot_pfc;
     int slot_ext0;
+    int8_t bad_ip_header, ip_fragment, bad_udp_length;
 } Codes;
 
 extern Codes codes;
@@ -122,11 +123,27 @@ typedef struct {
     int status;
 } ScanResult;
 
-ScanResult scan_pcap(const uint8_t *buf, int64_t end, int64_t pos, int big, int64_t frac_ns,
-                     int32_t linktype, int64_t limit, const ScanOut *out);
+/* What a pcap file's global header says: byte order, ns per timestamp fraction, link type,
+ * and the largest plausible captured length (its snap length, at least 256 KiB). */
+typedef struct {
+    int big;
+    int64_t frac_ns;
+    int32_t linktype;
+    int64_t max_cap;
+} PcapFile;
+
+ScanResult scan_pcap(const uint8_t *buf, int64_t end, int64_t pos, const PcapFile *file,
+                     int64_t limit, const ScanOut *out);
 ScanResult scan_pcapng(const uint8_t *buf, int64_t end, int64_t pos, Interfaces ifs,
                        int64_t limit, const ScanOut *out);
 int64_t units_to_ns(uint64_t units, int64_t tsresol);
+
+/* resynchronisation: SCAN_DONE found at pos, SCAN_PARTIAL decide with more bytes from pos,
+ * SCAN_CORRUPT nothing readable up to the end */
+ScanResult resync_pcap(const uint8_t *buf, int64_t end, int64_t from, int last,
+                       const PcapFile *file, int strict);
+ScanResult resync_pcapng(const uint8_t *buf, int64_t end, int64_t from, int last, int big,
+                         int64_t n_interfaces, int strict);
 
 /* walk and roce */
 typedef struct {

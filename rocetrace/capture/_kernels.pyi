@@ -14,8 +14,15 @@ SOURCE_HASH: str
 
 def configure(values: tuple[int, ...], /) -> None: ...
 def scan_pcap(
-    buf: Array, pos: int, big: bool, frac_ns: int, linktype: int, limit: int,
+    buf: Array, pos: int, big: bool, frac_ns: int, linktype: int, max_cap: int, limit: int,
     out_off: Array, out_cap: Array, out_wire: Array, out_ts: Array, out_lt: Array, /,
+) -> tuple[int, int, int]: ...
+def resync_pcap(
+    buf: Array, pos: int, last: bool, big: bool, frac_ns: int, linktype: int, max_cap: int,
+    strict: bool, /,
+) -> tuple[int, int, int]: ...
+def resync_pcapng(
+    buf: Array, pos: int, last: bool, big: bool, n_interfaces: int, strict: bool, /,
 ) -> tuple[int, int, int]: ...
 def scan_pcapng(
     buf: Array, pos: int, state: Array, if_lt: Array, if_res: Array, if_snap: Array,

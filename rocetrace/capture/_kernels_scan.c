@@ -1,8 +1,9 @@
 /* Record scan: hop from record header to record header of a pcap / pcapng byte window and
  * note, per packet, where its bytes start, how many were captured, its wire length, its
  * timestamp in ns and its link type. Stops at the end of the window, at a record the window
- * does not hold entirely (PARTIAL), at a record that cannot be one (CORRUPT) or after
- * `limit` packets (LIMIT). Every read is inside [pos, end).
+ * does not hold entirely (PARTIAL), at a record that cannot be one (CORRUPT: the caller
+ * resynchronises, _kernels_resync.c) or after `limit` packets (LIMIT). Every read is inside
+ * [pos, end).
  */
 #include <math.h>
 
@@ -27,10 +28,19 @@ static int64_t fill_limit(int64_t limit, const ScanOut *out)
     return out->room > 0 && out->room < limit ? out->room : limit;
 }
 
-ScanResult scan_pcap(const uint8_t *buf, int64_t end, int64_t pos, int big, int64_t frac_ns,
-                     int32_t linktype, int64_t limit, const ScanOut *out)
+/* A record header no writer produces: more captured bytes than any snap length allows
+ * (max_cap), or nothing but zeros (a zeroed stretch of the file: no time, no bytes, no
+ * length). */
+static int bad_pcap_header(const uint8_t *h, int64_t cap, int64_t wire, int64_t max_cap)
 {
-    int64_t n = 0;
+    return cap > max_cap || (cap == 0 && wire == 0 && rd32(h, 0) == 0 && rd32(h + 4, 0) == 0);
+}
+
+ScanResult scan_pcap(const uint8_t *buf, int64_t end, int64_t pos, const PcapFile *file,
+                     int64_t limit, const ScanOut *out)
+{
+    int64_t n = 0, frac_ns = file->frac_ns;
+    int big = file->big;
     limit = fill_limit(limit, out);
     for (;;) {
         if (pos == end)
@@ -38,21 +48,20 @@ ScanResult scan_pcap(const uint8_t *buf, int64_t end, int64_t pos, int big, int6
         if (end - pos < 16)
             return result(n, pos, SCAN_PARTIAL);
         const uint8_t *h = buf + pos;
-        int64_t cap = rd32(h + 8, big);
-        if (cap > MAX_RECORD)
+        int64_t cap = rd32(h + 8, big), wire = rd32(h + 12, big);
+        if (bad_pcap_header(h, cap, wire, file->max_cap))
             return result(n, pos, SCAN_CORRUPT);
         if (end - pos - 16 < cap)
             return result(n, pos, SCAN_PARTIAL);
         if (n >= limit)
             return result(n, pos, SCAN_LIMIT);
         if (out->room > 0) {
-            int64_t wire = rd32(h + 12, big);
             out->off[n] = pos + 16;
             out->cap[n] = cap;
             out->wire[n] = wire > cap ? wire : cap;
             out->ts[n] = (int64_t)((uint64_t)rd32(h, big) * 1000000000u +
                                    (uint64_t)rd32(h + 4, big) * (uint64_t)frac_ns);
-            out->lt[n] = linktype;
+            out->lt[n] = file->linktype;
         }
         pos += 16 + cap;
         n++;
@@ -191,6 +200,8 @@ ScanResult scan_pcapng(const uint8_t *buf, int64_t end, int64_t pos, Interfaces 
             return result(n, pos, SCAN_CORRUPT);
         if (end - pos < blen)
             return result(n, pos, SCAN_PARTIAL);
+        if (rd32(buf + pos + blen - 4, big) != (uint32_t)blen) /* the length is repeated last */
+            return result(n, pos, SCAN_CORRUPT);
         int64_t body = pos + 8, body_end = pos + blen - 4;
         if (btype == IDB) {
             read_idb(buf, body, body_end, big, &ifs);

@@ -84,39 +84,64 @@ static void vlan_stage(Walk *w)
 
 static int ipv6_extension(unsigned nxt) { return nxt == 0 || nxt == 43 || nxt == 60 || nxt == 44; }
 
-/* Skip IPv6 extension headers (each at least 8 bytes, so the loop ends): the L4 offset, or
- * -1 if they are cut. */
-static int64_t ipv6_l4(const uint8_t *fr, int64_t p, int64_t cap, unsigned *proto)
+#define L4_CUT -1      /* the IP headers are cut by the capture */
+#define L4_NONE -2     /* no L4 header here: a later fragment */
+#define L4_BAD -3      /* an IPv4 header no sender writes: version, IHL or total length */
+
+/* What the IP header says about the packet: its protocol, where its lengths say it ends,
+ * and whether it is the first fragment of a fragmented datagram. */
+typedef struct {
+    unsigned proto;
+    int64_t end;
+    int fragment;
+} IpInfo;
+
+/* Skip IPv6 extension headers (each at least 8 bytes, so the loop ends): the L4 offset,
+ * L4_CUT if they are cut, L4_NONE after a fragment header of a later fragment. */
+static int64_t ipv6_l4(const uint8_t *fr, int64_t p, int64_t cap, IpInfo *ip)
 {
     unsigned nxt = fr[p + 6];
     int64_t q = p + 40;
     while (ipv6_extension(nxt)) {
         if (q + 8 > cap)
-            return -1;
+            return L4_CUT;
+        if (nxt == 44) {
+            if (be16(fr + q + 2) & 0xFFF8)
+                return L4_NONE;
+            ip->fragment |= fr[q + 3] & 1; /* M: more fragments follow */
+        }
         int64_t step = nxt == 44 ? 8 : ((int64_t)fr[q + 1] + 1) * 8;
         nxt = fr[q], q += step;
     }
-    *proto = nxt;
+    ip->proto = nxt;
     return q;
 }
 
-/* L4 offset of the IPv4 / IPv6 header at p (-1 cut, -2 none: a later fragment), with its
- * protocol and where the IP lengths say the packet ends. */
-static int64_t ip_header(const uint8_t *fr, int64_t cap, int64_t p, int64_t etype,
-                         unsigned *proto, int64_t *ip_end)
+/* L4 offset of the IPv4 header at p (which the capture holds), or L4_NONE / L4_BAD. A total
+ * length of 0 is left alone: hosts capture TSO super-packets with it. */
+static int64_t ipv4_l4(const uint8_t *fr, int64_t p, IpInfo *ip)
 {
-    if (etype == ET_IPV4) {
-        if (p + 20 > cap)
-            return -1;
-        if (be16(fr + p + 6) & 0x1FFF)
-            return -2;
-        *proto = fr[p + 9], *ip_end = p + be16(fr + p + 2);
-        return p + (fr[p] & 15) * 4;
-    }
+    int64_t ihl = (fr[p] & 15) * 4, total = be16(fr + p + 2);
+    unsigned frag = be16(fr + p + 6);
+    if (fr[p] >> 4 != 4 || ihl < 20 || (total != 0 && total < ihl))
+        return L4_BAD;
+    if (frag & 0x1FFF)
+        return L4_NONE;
+    ip->fragment = (frag & 0x2000) != 0; /* MF: the first of several fragments */
+    ip->proto = fr[p + 9], ip->end = p + total;
+    return p + ihl;
+}
+
+/* L4 offset of the IPv4 / IPv6 header at p (L4_CUT, L4_NONE, L4_BAD: see above), with what
+ * the header says about the packet. */
+static int64_t ip_header(const uint8_t *fr, int64_t cap, int64_t p, int64_t etype, IpInfo *ip)
+{
+    if (etype == ET_IPV4)
+        return p + 20 > cap ? L4_CUT : ipv4_l4(fr, p, ip);
     if (p + 40 > cap)
-        return -1;
-    *ip_end = p + 40 + be16(fr + p + 4);
-    return ipv6_l4(fr, p, cap, proto);
+        return L4_CUT;
+    ip->end = p + 40 + be16(fr + p + 4);
+    return ipv6_l4(fr, p, cap, ip);
 }
 
 static void set_roce(Walk *w, int64_t ip, int64_t bth, int64_t end, int64_t udp)
@@ -138,13 +163,21 @@ static void roce_v1(Walk *w, int64_t q)
 }
 
 /* UDP at l4 (inside [0, cap - 8]): RoCEv2 to ports[0]; VXLAN to ports[1] moves p to the
- * inner Ethernet header (etype -1) unless this already is the inner frame. */
-static void udp(Walk *w, int64_t q, int64_t l4, int64_t ip_end, const int64_t *ports, int inner)
+ * inner Ethernet header (etype -1) unless this already is the inner frame. A RoCEv2
+ * datagram whose UDP length is below 8 or beyond the IP packet, or that is a fragment
+ * (RoCEv2 is never fragmented), is decoded but named: the analysis leaves it out. */
+static void udp(Walk *w, int64_t q, int64_t l4, const IpInfo *ip, const int64_t *ports,
+                int inner)
 {
-    int64_t dport = be16(w->fr + l4 + 2), udp_end = l4 + be16(w->fr + l4 + 4);
+    int64_t dport = be16(w->fr + l4 + 2), length = be16(w->fr + l4 + 4);
+    int64_t udp_end = l4 + length;
     if (dport == ports[0]) {
         w->encap[w->i] = inner ? codes.vxlan_roce_v2 : codes.roce_v2;
-        set_roce(w, q, l4 + 8, udp_end < ip_end ? udp_end : ip_end, 1);
+        if (length < 8 || udp_end > ip->end)
+            w->anomaly[w->i] = codes.bad_udp_length;
+        else if (ip->fragment)
+            w->anomaly[w->i] = codes.ip_fragment;
+        set_roce(w, q, l4 + 8, udp_end < ip->end ? udp_end : ip->end, 1);
     } else if (dport == ports[1] && !inner) {
         w->p = l4 + 16, w->etype = -1;
     }
@@ -152,18 +185,19 @@ static void udp(Walk *w, int64_t q, int64_t l4, int64_t ip_end, const int64_t *p
 
 static void ip(Walk *w, int64_t q, int64_t et, const int64_t *ports, int inner)
 {
-    unsigned proto = 0;
-    int64_t ip_end = 0;
+    IpInfo info = {0, 0, 0};
     slot_set(w->sl, et == ET_IPV4 ? codes.slot_ip4 : codes.slot_ip6, w->i, q);
-    int64_t l4 = ip_header(w->fr, w->cap, q, et, &proto, &ip_end);
-    if (l4 == -1) {
+    int64_t l4 = ip_header(w->fr, w->cap, q, et, &info);
+    if (l4 == L4_CUT) {
         w->anomaly[w->i] = codes.trunc_ip;
-    } else if (l4 >= 0 && proto == UDP_PROTO) {
+    } else if (l4 == L4_BAD) {
+        w->anomaly[w->i] = codes.bad_ip_header;
+    } else if (l4 >= 0 && info.proto == UDP_PROTO) {
         slot_set(w->sl, codes.slot_udp, w->i, l4);
         if (l4 + 8 > w->cap)
             w->anomaly[w->i] = codes.trunc_ip;
         else
-            udp(w, q, l4, ip_end, ports, inner);
+            udp(w, q, l4, &info, ports, inner);
     }
 }
 

@@ -7,9 +7,14 @@ pandas is never imported: the summary's counts come from the categorical codes.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import itertools
 import os
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -17,11 +22,13 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 import pyarrow as pa
 
+from rocetrace.capture.gunzip import MAX_GZIP_RATIO
 from rocetrace.capture.packets import Coded, PacketColumns, arrow_schema, to_arrow
 from rocetrace.capture.reader import CaptureInfo, iter_packet_columns
 from rocetrace.capture.source import Progress
 from rocetrace.capture.table import OPCODE_NAMES
 from rocetrace.errors import OutputError
+from rocetrace.output import atomic_path, check_outputs
 
 if TYPE_CHECKING:
     import pyarrow.csv as pacsv
@@ -42,7 +49,6 @@ WRITE_BATCH_ROWS = 1 << 17
 
 
 class Sink(Protocol):
-    def prepare(self) -> None: ...
     def write(self, table: pa.Table) -> None: ...
     def close(self) -> None: ...
 
@@ -53,10 +59,6 @@ class ParquetSink:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.writer: pq.ParquetWriter | None = None
-
-    def prepare(self) -> None:
-        """Import the writer (~25 ms: pyarrow.parquet loads pyarrow.fs and its clouds)."""
-        import pyarrow.parquet  # noqa: F401
 
     def write(self, table: pa.Table) -> None:
         if self.writer is None:
@@ -83,9 +85,6 @@ class CsvSink:
         self.path = path
         self.writer: pacsv.CSVWriter | None = None
 
-    def prepare(self) -> None:
-        import pyarrow.csv  # noqa: F401
-
     def write(self, table: pa.Table) -> None:
         plain = table.cast(_plain_schema())
         if self.writer is None:
@@ -107,17 +106,17 @@ def _plain_schema() -> pa.Schema:
     )
 
 
-def open_sink(path: Path) -> Sink:
-    """A sink for the output path's extension; cannot-write is an OutputError."""
+SINKS: dict[str, type[ParquetSink] | type[CsvSink]] = {"parquet": ParquetSink, "csv": CsvSink}
+# Imported while the first chunk decodes (pyarrow.parquet: ~25 ms, it loads pyarrow.fs).
+WRITER_MODULES = {"parquet": "pyarrow.parquet", "csv": "pyarrow.csv"}
+
+
+def sink_kind(path: Path) -> str:
+    """The output format of the path's extension; any other is an OutputError."""
     kind = FORMATS.get(path.suffix.lower())
     if kind is None:
         raise OutputError(f"{path}: output must end in .parquet or .csv")
-    try:
-        with open(path, "wb"):
-            pass
-    except OSError as exc:
-        raise OutputError(f"{path}: cannot write ({exc.strerror})") from None
-    return ParquetSink(path) if kind == "parquet" else CsvSink(path)
+    return kind
 
 
 @dataclass
@@ -129,33 +128,81 @@ class DecodeResult:
     preview: pa.Table | None = None
 
 
+Chunk = tuple[PacketColumns, CaptureInfo]
+Chunks = Iterator[Chunk]
+
+
 def decode_capture(
     path: str | os.PathLike[str], output: Path | None = None, *, limit: int | None = None,
     roce_port: int = 4791, chunk_packets: int = CHUNK_PACKETS, progress: Progress | None = None,
+    max_gzip_ratio: float = MAX_GZIP_RATIO,
 ) -> DecodeResult:  # fmt: skip
-    """Decode a capture; write the packet table to `output` (Parquet / CSV) chunk by chunk."""
-    sink = open_sink(output) if output is not None else None
+    """Decode a capture; write the packet table to `output` (Parquet / CSV) chunk by chunk.
+
+    The output is refused when it is the capture itself, and created only once the capture's
+    first chunk decoded: as a temporary file renamed into place at the end, so a failure or
+    an interrupt leaves no partial table (rocetrace.output).
+    """
+    kind = None
+    if output is not None:
+        check_outputs([path], [output])
+        kind = sink_kind(output)
+    chunks = iter_packet_columns(
+        path, chunk_packets=chunk_packets, roce_port=roce_port, limit=limit,
+        progress=progress, block_bytes=BLOCK_BYTES, max_gzip_ratio=max_gzip_ratio,
+    )  # fmt: skip
+    with closing(chunks):
+        if kind is None or output is None:
+            return _summarise(chunks)
+        # One writer thread: chunk i is written while chunk i+1 decodes (both release the
+        # GIL); it imports its writer while the first chunk decodes.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            prepared = pool.submit(_import, WRITER_MODULES[kind])
+            first = next(chunks)  # the capture is known good before the output exists
+            with atomic_path(output) as tmp:
+                sink = SINKS[kind](tmp)
+                return _write_all(sink, pool, prepared, first, chunks, output)
+
+
+def _summarise(chunks: Chunks) -> DecodeResult:
+    """Decode without an output: the opcode counts and the first frames."""
     result: DecodeResult | None = None
-    # One writer thread: chunk i is written while chunk i+1 decodes (both release the GIL);
-    # it imports its writer while the first chunk decodes.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = None if sink is None else pool.submit(sink.prepare)
-        try:
-            for packets, info in iter_packet_columns(
-                path, chunk_packets=chunk_packets, roce_port=roce_port, limit=limit,
-                progress=progress, block_bytes=BLOCK_BYTES,
-            ):  # fmt: skip
-                if result is None:
-                    result = DecodeResult(info, preview=to_arrow(packets).slice(0, PREVIEW_ROWS))
-                result.opcodes.update(opcode_counts(packets))
-                if sink is not None:
-                    _wait(pending, output)
-                    pending = pool.submit(_write, sink, packets)
-            _wait(pending, output)
-        finally:
-            if sink is not None:
-                sink.close()
+    for packets, info in chunks:
+        result = _add_chunk(result, packets, info)
     assert result is not None  # iter_packet_columns yields at least one chunk
+    return result
+
+
+def _add_chunk(
+    result: DecodeResult | None, packets: PacketColumns, info: CaptureInfo
+) -> DecodeResult:
+    if result is None:
+        result = DecodeResult(info, preview=to_arrow(packets).slice(0, PREVIEW_ROWS))
+    result.opcodes.update(opcode_counts(packets))
+    return result
+
+
+def _write_all(
+    sink: Sink, pool: ThreadPoolExecutor, pending: Future[None], first: Chunk, chunks: Chunks,
+    output: Path,
+) -> DecodeResult:  # fmt: skip
+    """Every chunk to the sink, each write overlapping the next chunk's decoding. On any
+    error the writer thread is let finish before the sink is closed (closing under a
+    running write broke the file and hid the first error behind pyarrow's)."""
+    result = None
+    try:
+        for packets, info in itertools.chain([first], chunks):
+            result = _add_chunk(result, packets, info)
+            _wait(pending, output)
+            pending = pool.submit(_write, sink, packets)
+        _wait(pending, output)
+        _close(sink, output)
+    except BaseException:
+        _settle(pending)
+        with contextlib.suppress(Exception):
+            sink.close()
+        raise
+    assert result is not None
     return result
 
 
@@ -166,6 +213,10 @@ def opcode_counts(packets: PacketColumns) -> dict[str, int]:
     codes = coded.codes[coded.codes >= 0]
     counts = np.bincount(codes, minlength=len(OPCODE_NAMES))
     return {OPCODE_NAMES[i]: int(counts[i]) for i in np.flatnonzero(counts)}
+
+
+def _import(module: str) -> None:
+    importlib.import_module(module)
 
 
 def _write(sink: Sink, packets: PacketColumns) -> None:
@@ -180,3 +231,17 @@ def _wait(pending: Future[None] | None, output: Path | None) -> None:
         pending.result()
     except OSError as exc:
         raise OutputError(f"{output}: write failed ({exc})") from None
+
+
+def _close(sink: Sink, output: Path) -> None:
+    """Finish the file (Parquet writes its footer here: a full disk shows now)."""
+    try:
+        sink.close()
+    except OSError as exc:
+        raise OutputError(f"{output}: write failed ({exc})") from None
+
+
+def _settle(pending: Future[None]) -> None:
+    """Wait for a write in flight, whatever its outcome: the error being raised wins."""
+    with contextlib.suppress(BaseException):
+        pending.exception()

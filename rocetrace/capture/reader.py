@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from rocetrace.capture.damage import Cursor, note_corrupt, skip_damage
+from rocetrace.capture.gunzip import MAX_GZIP_RATIO
 from rocetrace.capture.packets import PacketColumns, to_pandas
-from rocetrace.capture.records import CORRUPT, DONE, LIMIT, PARTIAL, Records, scan
+from rocetrace.capture.records import DONE, LIMIT, PARTIAL, Records, scan
 from rocetrace.capture.source import Opened, Progress, Windows, open_capture
 from rocetrace.capture.table import Walked, build_columns, empty_columns, walk_records
 from rocetrace.capture.walk import (
@@ -29,7 +31,7 @@ from rocetrace.capture.walk import (
     ROCE_V2,
     VXLAN_ROCE_V2,
 )
-from rocetrace.errors import UnsupportedLinkType
+from rocetrace.errors import NotACapture, UnsupportedLinkType
 from rocetrace.schema import ANOMALIES, ENCAPS
 
 if TYPE_CHECKING:
@@ -59,6 +61,11 @@ class CaptureInfo:
     truncated_packets: int = 0
     incomplete_tail: bool = False
     tail_bytes: int = 0
+    corrupt_records: int = 0  # stretches of unreadable records skipped (rocetrace.capture.damage)
+    skipped_bytes: int = 0
+    corrupt_regions: list[tuple[int, int, int]] = field(
+        default_factory=list
+    )  # offset, frame, bytes
     first_ts_ns: int | None = None
     last_ts_ns: int | None = None
     anomaly_counts: dict[str, int] = field(default_factory=dict)
@@ -139,51 +146,79 @@ def _chunks(
     mads: list[MadRows] | None = None,
 ) -> Generator[PacketColumns, None, None]:  # fmt: skip
     """Scan windows, decode at most `chunk` records at a time, stop at `limit` packets;
-    each chunk's CM MADs go to `mads` when given.
+    each chunk's CM MADs go to `mads` when given. Damage mid-file is skipped and counted
+    (rocetrace.capture.damage); a record cut by the end of the data is an incomplete tail.
 
     Always yields at least one (possibly empty) chunk; the tail is noted after the last.
     """
-    window, last = windows.next(0)
-    pos, remaining, status, yielded = o.start, -1 if limit is None else limit, DONE, False
-    while True:
-        while remaining != 0:
+    cur = Cursor.start(windows, o.start)
+    remaining, yielded, tail = -1 if limit is None else limit, False, False
+    while remaining != 0:
+        status = LIMIT
+        while remaining != 0 and status == LIMIT:
             want = chunk if remaining < 0 else min(chunk, remaining)
-            rec, pos, status = scan(o.state, window, pos, want)
+            rec, cur.pos, status = scan(o.state, cur.window, cur.pos, want)
             _note_interfaces(info, o)
             if len(rec):
-                w = walk_records(window, rec, *ports)
-                _count(info, rec, w)
                 remaining -= len(rec) if remaining > 0 else 0
                 yielded = True
-                columns = build_columns(window, rec, info.packets - len(rec) + 1, w)
-                if mads is not None:  # decode passes none: it neither imports nor runs this
-                    from rocetrace.capture.mads import cm_mad_rows
-
-                    mads.append(cm_mad_rows(window, rec, w, columns))
-                yield columns
-            if status != LIMIT:
-                break
-        if remaining == 0 or status == CORRUPT or last:
+                yield _decode(cur.window, rec, info, ports, mads)
+        if remaining == 0 or (status == DONE and cur.last):
             break
-        window, last = windows.next(pos)
-        pos = 0
-    if remaining != 0 and (status in (CORRUPT, PARTIAL) or windows.cut):
-        _mark_tail(info, len(window) - pos, windows.cut)
+        if status == DONE or (status == PARTIAL and not cur.last):
+            cur.refill()
+            continue
+        tail = _damaged(o, cur, info, status)
+        if tail or cur.pos >= len(cur.window):
+            break
+    if remaining != 0 and (tail or windows.cut):
+        _mark_tail(info, len(cur.window) - cur.pos if tail else 0, windows.cut)
     if not yielded:
         yield empty_columns()
+
+
+def _decode(
+    window: np.ndarray, rec: Records, info: CaptureInfo, ports: Ports, mads: list[MadRows] | None
+) -> PacketColumns:
+    """One chunk of records: walked, counted, built into columns (CM MADs to `mads`)."""
+    w = walk_records(window, rec, *ports)
+    _count(info, rec, w)
+    columns = build_columns(window, rec, info.packets - len(rec) + 1, w)
+    if mads is not None:  # decode passes none: it neither imports nor runs this
+        from rocetrace.capture.mads import cm_mad_rows
+
+        mads.append(cm_mad_rows(window, rec, w, columns))
+    return columns
+
+
+def _damaged(o: Opened, cur: Cursor, info: CaptureInfo, status: int) -> bool:
+    """A record the scan could not read (CORRUPT), or one cut by the end of the data: skip
+    to where records resume, counting the damage. True when it is an incomplete tail (the
+    cursor stays on the cut record)."""
+    if o.fmt == "pcapng" and cur.offset == 0:
+        raise NotACapture(f"{o.path}: pcapng section header is cut short or corrupt")
+    at, offset = cur.pos, cur.offset
+    skipped, resumed = skip_damage(o.state, cur, strict=status == PARTIAL)
+    if status == PARTIAL and not resumed:
+        cur.pos = at  # nothing readable after it: tcpdump was killed, not damage
+        return True
+    note_corrupt(info, offset, skipped)
+    return False
 
 
 def iter_packet_columns(
     path: str | os.PathLike[str], *, chunk_packets: int = 1_000_000, roce_port: int = 4791,
     vxlan_port: int = 4789, limit: int | None = None, progress: Progress | None = None,
     block_bytes: int | None = BLOCK_BYTES, mads: list[MadRows] | None = None,
-) -> Iterator[tuple[PacketColumns, CaptureInfo]]:  # fmt: skip
+    max_gzip_ratio: float = MAX_GZIP_RATIO,
+) -> Generator[tuple[PacketColumns, CaptureInfo], None, None]:  # fmt: skip
     """iter_capture's chunks as neutral columns (rocetrace.capture.packets), without pandas.
 
     block_bytes None reads the whole file as one window; `mads` collects each chunk's CM
-    MAD rows (rocetrace.capture.mads) as it is decoded.
+    MAD rows (rocetrace.capture.mads) as it is decoded; a gzip stream expanding beyond
+    max_gzip_ratio (0: any) is refused with LimitExceeded.
     """
-    o, windows = open_capture(path, block_bytes, progress)
+    o, windows = open_capture(path, block_bytes, progress, max_gzip_ratio)
     info = _new_info(o)
     chunks = _chunks(o, windows, info, chunk_packets, limit, (roce_port, vxlan_port), mads)
     try:
@@ -199,7 +234,7 @@ def iter_packet_columns(
 def iter_capture(
     path: str | os.PathLike[str], *, chunk_packets: int = 1_000_000, roce_port: int = 4791,
     vxlan_port: int = 4789, limit: int | None = None, progress: Progress | None = None,
-    block_bytes: int = BLOCK_BYTES,
+    block_bytes: int = BLOCK_BYTES, max_gzip_ratio: float = MAX_GZIP_RATIO,
 ) -> Iterator[Capture]:  # fmt: skip
     """The packet table in chunks of at most chunk_packets frames, reading bounded windows.
 
@@ -212,6 +247,7 @@ def iter_capture(
     for columns, info in iter_packet_columns(
         path, chunk_packets=chunk_packets, roce_port=roce_port, vxlan_port=vxlan_port,
         limit=limit, progress=progress, block_bytes=block_bytes, mads=mads,
+        max_gzip_ratio=max_gzip_ratio,
     ):  # fmt: skip
         yield Capture(to_pandas(columns), info, mads_frame(mads[-1:]))
 
@@ -219,8 +255,10 @@ def iter_capture(
 def read_capture(
     path: str | os.PathLike[str], *, roce_port: int = 4791, vxlan_port: int = 4789,
     limit: int | None = None, progress: Progress | None = None,
+    max_gzip_ratio: float = MAX_GZIP_RATIO,
 ) -> Capture:  # fmt: skip
-    """The whole capture as one packet table (the file is mapped, or decompressed, at once)."""
+    """The whole capture as one packet table (the file is mapped, or decompressed, at once;
+    a gzip stream expanding beyond max_gzip_ratio, 0 for any, is refused)."""
     from rocetrace.capture.mads import mads_frame
 
     mads: list[MadRows] = []
@@ -228,6 +266,7 @@ def read_capture(
         iter_packet_columns(
             path, chunk_packets=1 << 62, roce_port=roce_port, vxlan_port=vxlan_port,
             limit=limit, progress=progress, block_bytes=None, mads=mads,
+            max_gzip_ratio=max_gzip_ratio,
         )
     )  # fmt: skip
     frames = [to_pandas(columns) for columns, _ in parts]

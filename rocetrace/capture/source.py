@@ -3,7 +3,8 @@ bytes, the whole file at once or bounded ones.
 
 An uncompressed file is memory-mapped: windows are views of the mapping (no copy, no fresh
 pages) and the next one starts at the first record the last did not hold whole. A gzip
-file is decompressed in blocks; only a record cut by a block's end is copied over.
+file is decompressed in blocks; only a record cut by a block's end is copied over. A pipe,
+FIFO or stdin ('-') is read as a stream, never seeked (rocetrace.capture.streams).
 """
 
 from __future__ import annotations
@@ -11,21 +12,22 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
-from collections.abc import Callable
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
 import numpy as np
 
-from rocetrace.capture.gunzip import GZIP_MAGIC, GunzipReader
-from rocetrace.capture.records import ScanState
+from rocetrace.capture.gunzip import GZIP_MAGIC, MAX_GZIP_RATIO, GunzipReader
+from rocetrace.capture.records import MAX_RECORD, ScanState, max_caplen
+from rocetrace.capture.streams import PlainStream, Prefixed, Progress, StreamWindows
 from rocetrace.capture.writer import PCAP_MAGIC_NS, PCAP_MAGIC_US
 from rocetrace.errors import CaptureNotFound, NotACapture
 
 PCAPNG_SHB = b"\x0a\x0d\x0d\x0a"
+BYTE_ORDER_MAGICS = (b"\x1a\x2b\x3c\x4d", b"\x4d\x3c\x2b\x1a")  # big-, little-endian
 MADV_POPULATE_READ = 22  # Linux >= 5.14: map a range's cached pages in one call
-Progress = Callable[[int, int], None]
 
 
 @dataclass
@@ -53,7 +55,10 @@ class Windows(Protocol):
 
 
 def _open_file(path: Path) -> BinaryIO:
+    """The capture file, or stdin for '-' (a duplicate: closing it leaves fd 0 open)."""
     try:
+        if str(path) == "-":
+            return open(os.dup(0), "rb")
         return open(path, "rb")
     except FileNotFoundError:
         raise CaptureNotFound(f"{path}: no such file") from None
@@ -63,11 +68,24 @@ def _open_file(path: Path) -> BinaryIO:
         raise CaptureNotFound(f"{path}: cannot open ({exc.strerror})") from None
 
 
+def _section_header(head: bytes, path: Path) -> None:
+    """A pcapng file must open with a whole, sane section header block, as a pcap file with
+    its 24-byte header: a file cut or garbled there is not a capture (exit status 4)."""
+    if len(head) < 12:
+        raise NotACapture(f"{path}: pcapng section header is cut short")
+    if head[8:12] not in BYTE_ORDER_MAGICS:
+        raise NotACapture(f"{path}: pcapng section header has no byte-order magic")
+    length = int.from_bytes(head[4:8], "big" if head[8:12] == BYTE_ORDER_MAGICS[0] else "little")
+    if length < 28 or length % 4 or length > MAX_RECORD:
+        raise NotACapture(f"{path}: pcapng section header of impossible length {length}")
+
+
 def _header_state(head: bytes, path: Path) -> tuple[str, ScanState, int, int]:
     """Format, scan state, first record offset and snap length from the file's first bytes."""
     if len(head) == 0:
         raise NotACapture(f"{path}: empty file, not a pcap or pcapng capture")
     if head[:4] == PCAPNG_SHB:
+        _section_header(head, path)
         return "pcapng", ScanState("pcapng"), 0, 0
     for order in ("<", ">"):
         magic = int.from_bytes(head[:4], "little" if order == "<" else "big")
@@ -77,9 +95,22 @@ def _header_state(head: bytes, path: Path) -> tuple[str, ScanState, int, int]:
             big = order == ">"
             words = np.frombuffer(head[:24], dtype=np.dtype(order + "u4"))
             frac = 1 if magic == PCAP_MAGIC_NS else 1000
+            snaplen = int(words[4])
             state = ScanState("pcap", big=big, frac_ns=frac, linktype=int(words[5]) & 0xFFFF)
-            return "pcap", state, 24, int(words[4])
+            state.max_cap = max_caplen(snaplen)
+            return "pcap", state, 24, snaplen
     raise NotACapture(f"{path}: not a pcap or pcapng capture (unknown magic {head[:4].hex()})")
+
+
+def _gunzip_head(reader: GunzipReader, path: Path) -> bytes:
+    """The first 24 decompressed bytes; a gzip stream that gives none is not a capture."""
+    try:
+        head = reader.read(24)
+    except NotACapture as exc:
+        raise NotACapture(f"{path}: unreadable gzip stream ({exc})") from None
+    if not head:
+        raise NotACapture(f"{path}: gzip stream holds no data (cut short or corrupt)")
+    return head
 
 
 def _head(fh: BinaryIO, path: Path) -> tuple[bytes, bool]:
@@ -88,39 +119,58 @@ def _head(fh: BinaryIO, path: Path) -> tuple[bytes, bool]:
         fh.seek(0)
         return fh.read(24), False
     fh.seek(0)
-    try:
-        head = GunzipReader(fh).read(24)
-    except NotACapture as exc:
-        raise NotACapture(f"{path}: unreadable gzip stream ({exc})") from None
-    if not head:
-        raise NotACapture(f"{path}: gzip stream holds no data (cut short or corrupt)")
-    return head, True
+    return _gunzip_head(GunzipReader(fh), path), True
 
 
 def open_capture(
-    path: str | os.PathLike[str], block: int | None, progress: Progress | None
-) -> tuple[Opened, Windows]:
-    """Identify a capture; returns it with its windows (blocks of `block` bytes, or whole)."""
+    path: str | os.PathLike[str], block: int | None, progress: Progress | None,
+    max_gzip_ratio: float = MAX_GZIP_RATIO,
+) -> tuple[Opened, Windows]:  # fmt: skip
+    """Identify a capture; returns it with its windows (blocks of `block` bytes, or whole).
+    A file is read in place; a pipe, FIFO or '-' (stdin) as a stream, never seeking. A gzip
+    stream expanding beyond `max_gzip_ratio` (0: any) is refused (rocetrace.capture.gunzip)."""
     p = Path(path)
     fh = _open_file(p)
     try:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return _open_stream(fh, p, block, progress, max_gzip_ratio)
         head, compressed = _head(fh, p)
         fmt, state, start, snaplen = _header_state(head, p)
         fh.seek(0)
         opened = Opened(p, fmt, compressed, state, start, snaplen, os.fstat(fh.fileno()).st_size)
-        return opened, _windows(fh, opened, block, progress)
+        return opened, _windows(fh, opened, block, progress, max_gzip_ratio)
     except BaseException:
         fh.close()
         raise
 
 
-def _windows(fh: BinaryIO, o: Opened, block: int | None, progress: Progress | None) -> Windows:
+def _open_stream(
+    fh: BinaryIO, path: Path, block: int | None, progress: Progress | None, max_ratio: float
+) -> tuple[Opened, Windows]:
+    """A capture that cannot seek: the bytes read to identify it are handed out again."""
+    plain = PlainStream(fh)
+    magic = plain.read(2)
+    raw = Prefixed(plain, magic)
+    stream: GunzipReader | Prefixed = raw
+    if magic == GZIP_MAGIC:
+        stream = GunzipReader(raw, max_ratio)
+        head = _gunzip_head(stream, path)
+    else:
+        head = raw.read(24)
+    fmt, state, start, snaplen = _header_state(head, path)
+    opened = Opened(path, fmt, magic == GZIP_MAGIC, state, start, snaplen, 0)
+    return opened, StreamWindows(Prefixed(stream, head), 0, block, progress)
+
+
+def _windows(
+    fh: BinaryIO, o: Opened, block: int | None, progress: Progress | None, max_ratio: float
+) -> Windows:
     if o.compressed:
-        return StreamWindows(GunzipReader(fh), o.size, block, progress)
+        return StreamWindows(GunzipReader(fh, max_ratio), o.size, block, progress)
     try:
         mapping = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):  # not a regular file: read it like a stream
-        return StreamWindows(_PlainStream(fh), o.size, block, progress)
+        return StreamWindows(PlainStream(fh), o.size, block, progress)
     fh.close()  # the mapping holds its own reference to the file
     return MappedWindows(mapping, block, progress)
 
@@ -172,49 +222,3 @@ class MappedWindows:
         # A window still referenced (by a traceback, say) keeps the mapping: GC unmaps it.
         with contextlib.suppress(BufferError):
             self.mapping.close()
-
-
-class _PlainStream:
-    """An unmappable file (a pipe) read as a stream, in the GunzipReader's terms."""
-
-    cut = False
-
-    def __init__(self, fh: BinaryIO) -> None:
-        self.fh = fh
-
-    def read(self, size: int = -1) -> bytes:
-        return self.fh.read(size)
-
-    def tell_raw(self) -> int:
-        return int(self.fh.tell())
-
-    def close(self) -> None:
-        self.fh.close()
-
-
-class StreamWindows:
-    """Windows of a decompressed (or unmappable) stream: the unconsumed end of the last
-    window, then the next `block` bytes."""
-
-    def __init__(
-        self, stream: GunzipReader | _PlainStream, size: int, block: int | None,
-        progress: Progress | None,
-    ) -> None:  # fmt: skip
-        self.stream, self.size, self.block, self.progress = stream, size, block, progress
-        self.window = np.empty(0, np.uint8)
-
-    @property
-    def cut(self) -> bool:
-        return self.stream.cut
-
-    def next(self, consumed: int) -> tuple[np.ndarray, bool]:
-        """(window, is_last): is_last when the stream has no bytes beyond this window."""
-        data = np.frombuffer(self.stream.read(-1 if self.block is None else self.block), np.uint8)
-        carry = self.window[consumed:]
-        self.window = data if len(carry) == 0 else np.concatenate([carry, data])
-        if self.progress is not None:
-            self.progress(self.stream.tell_raw(), self.size)
-        return self.window, self.block is None or len(data) < self.block
-
-    def close(self) -> None:
-        self.stream.close()

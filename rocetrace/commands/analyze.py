@@ -13,8 +13,9 @@ from typing import Any
 
 import click
 
-from rocetrace.commands.options import report_options
-from rocetrace.errors import ExitStatus, OutputError
+from rocetrace.commands.options import gzip_ratio_option, report_options
+from rocetrace.errors import ExitStatus
+from rocetrace.output import STDIO, check_outputs, write_text
 
 SEVERITIES = (
     "info",
@@ -39,15 +40,13 @@ def stage_progress() -> Iterator[Callable[[str], None] | None]:
 
 
 def write_json(summary: dict[str, Any], path: str) -> None:
-    """Write the summary to PATH, or to stdout (and nothing else there) for '-'."""
+    """Write the summary to PATH (whole or not at all), or to stdout (and nothing else
+    there) for '-'."""
     text = json.dumps(summary, indent=2, allow_nan=False)
-    if path == "-":
+    if path == STDIO:
         click.echo(text)
         return
-    try:
-        Path(path).write_text(text + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    write_text(path, text + "\n")
 
 
 def exit_status(findings_severities: list[str], fail_on: str | None) -> ExitStatus:
@@ -64,8 +63,31 @@ def wants_report(output: Path | None, json_path: str | None) -> bool:
     return output is not None or json_path is None
 
 
+def run_analysis(capture: Path, speed: float, roce_port: int, max_gzip_ratio: float) -> Any:
+    """Read the capture (with the gzip ratio guard asked for) and analyse it, the stages
+    shown on a terminal."""
+    from rocetrace.analysis.api import analyze as run
+    from rocetrace.capture import read_capture
+
+    with stage_progress() as progress:
+        if progress:
+            progress("decode")
+        packets = read_capture(capture, roce_port=roce_port, max_gzip_ratio=max_gzip_ratio)
+        return run(packets, link_speed=speed, roce_port=roce_port, progress=progress)
+
+
+def report_path(capture: Path, output: Path | None, json_path: str | None) -> Path | None:
+    """Where the report goes: -o, else the capture's name with .html here (stdin.html for a
+    capture read from stdin); None when only the JSON is wanted."""
+    if not wants_report(output, json_path):
+        return None
+    from rocetrace.reports.render import default_report_path
+
+    return output or default_report_path("stdin" if str(capture) == STDIO else capture)
+
+
 @click.command()
-@click.argument("capture", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("capture", type=click.Path(path_type=Path))
 @click.option(
     "--json", "json_path", metavar="PATH", help="Write the JSON summary to PATH ('-' = stdout)."
 )
@@ -82,6 +104,7 @@ def wants_report(output: Path | None, json_path: str | None) -> bool:
     type=click.Choice(SEVERITIES),
     help="Exit with status 1 when a finding of this severity or worse is found.",
 )
+@gzip_ratio_option
 def analyze(
     capture: Path,
     json_path: str | None,
@@ -92,10 +115,12 @@ def analyze(
     link_speed: str,
     roce_port: int,
     fail_on: str | None,
+    max_gzip_ratio: float,
 ) -> int:
     """Analyse CAPTURE: flows, PSN gaps, NAKs, retransmissions, ECN/CNP, PFC, QoS.
 
     \b
+    CAPTURE is a file, or '-' for stdin (e.g. `tcpdump -w - | rocetrace analyze -`).
     Writes CAPTURE's name with .html in the current directory (-o to choose) and prints
     a short verdict. With --json PATH the JSON summary is written too; --json alone
     (without -o) writes only the JSON. With --json - the summary is the only thing on
@@ -104,28 +129,25 @@ def analyze(
     \b
     Exit status 0 whenever the analysis ran, whatever it found, unless --fail-on is given.
     """
-    from rocetrace.analysis.api import analyze as run
     from rocetrace.analysis.api import parse_link_speed
 
     try:
         speed = parse_link_speed(link_speed)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--link-speed") from exc
-    with stage_progress() as progress:
-        result = run(capture, link_speed=speed, roce_port=roce_port, progress=progress)
+    report = report_path(capture, output, json_path)
+    check_outputs([capture], [json_path, bundle_path, report])
+    result = run_analysis(capture, speed, roce_port, max_gzip_ratio)
     if json_path:
         write_json(result.summary(), json_path)
     if bundle_path is not None:
         from rocetrace.reports.bundle import save_bundle
 
         save_bundle(result, bundle_path)
-    if wants_report(output, json_path):
+    if report is not None:
         from rocetrace.reports import render_report, terminal_summary
-        from rocetrace.reports.render import default_report_path
 
         js = "cdn" if plotlyjs == "cdn" else "inline"
-        path = render_report(
-            result, output or default_report_path(capture), plotlyjs=js, top_flows=top_flows
-        )
-        click.echo(terminal_summary(result, report_path=path), err=json_path == "-")
+        path = render_report(result, report, plotlyjs=js, top_flows=top_flows)
+        click.echo(terminal_summary(result, report_path=path), err=json_path == STDIO)
     return int(exit_status(result.findings["severity"].tolist(), fail_on))

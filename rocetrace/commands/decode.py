@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from rocetrace.commands.options import gzip_ratio_option
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -35,15 +37,18 @@ PREVIEW_COLUMNS = ["frame", "ts_ns", "src_ip", "dst_ip", "opcode_name", "dest_qp
     "--chunk-packets", type=click.IntRange(min=1), default=1_000_000, show_default=True,
     help="Frames decoded (and held in memory) at a time.",
 )  # fmt: skip
+@gzip_ratio_option
 def decode(
-    capture: Path, output: Path | None, limit: int | None, roce_port: int, chunk_packets: int
-) -> None:
+    capture: Path, output: Path | None, limit: int | None, roce_port: int, chunk_packets: int,
+    max_gzip_ratio: float,
+) -> None:  # fmt: skip
     """Decode every frame of CAPTURE into the packet table, one row per frame.
 
     \b
-    CAPTURE is pcap or pcapng (gzip-compressed too); link types Ethernet, Linux SLL/SLL2
-    and raw IP; RoCEv2 (also inside VXLAN), RoCEv1 and PFC frames are decoded, every other
-    frame stays in the table with its RoCE columns empty, so frame numbers match Wireshark.
+    CAPTURE is pcap or pcapng (gzip-compressed too), a file or '-' for stdin; link types
+    Ethernet, Linux SLL/SLL2 and raw IP; RoCEv2 (also inside VXLAN), RoCEv1 and PFC frames
+    are decoded, every other frame stays in the table with its RoCE columns empty, so frame
+    numbers match Wireshark.
     The output is written chunk by chunk: files larger than memory are fine.
     Columns, dtypes and meanings: docs/packet-table.md.
 
@@ -59,7 +64,7 @@ def decode(
     with _progress() as progress:
         result = decode_capture(
             capture, output, limit=limit, roce_port=roce_port,
-            chunk_packets=chunk_packets, progress=progress,
+            chunk_packets=chunk_packets, progress=progress, max_gzip_ratio=max_gzip_ratio,
         )  # fmt: skip
     click.echo(summary(result, output))
 
@@ -97,6 +102,14 @@ def summary(result: DecodeResult, output: Path | None) -> str:
         f"{i.link_types}, {i.packets} frames ({i.roce_packets} RoCE, "
         f"{i.truncated_packets} cut by snap length {i.snaplen}, {i.malformed_packets} malformed)",
     ]
+    if i.corrupt_records:
+        from rocetrace.capture.damage import damage_facts, describe
+
+        regions = describe(damage_facts(i)["corrupt_regions"])
+        lines.append(
+            f"corrupt records: {i.corrupt_records}, {i.skipped_bytes:,} bytes skipped at "
+            f"{regions}; decoding resumed after each"
+        )
     if i.incomplete_tail:
         lines.append(f"incomplete last record: {i.tail_bytes} bytes ignored")
     if i.anomaly_counts:

@@ -11,6 +11,7 @@ import click
 F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_TOP_FLOWS = 8  # kept equal to rocetrace.reports.render.DEFAULT_TOP_FLOWS by a test
+MAX_GZIP_RATIO = 200.0  # kept equal to rocetrace.capture.gunzip.MAX_GZIP_RATIO by a test
 
 
 def report_options(func: F) -> F:
@@ -52,3 +53,15 @@ def report_options(func: F) -> F:
     for decorate in reversed(decorators):
         func = decorate(func)
     return func
+
+
+def gzip_ratio_option(func: F) -> F:
+    """--max-gzip-ratio: the decompression-bomb guard of gzip captures (capture.gunzip)."""
+    return click.option(
+        "--max-gzip-ratio",
+        type=click.FloatRange(min=0),
+        default=MAX_GZIP_RATIO,
+        show_default=True,
+        help="Refuse a gzip capture expanding more than this many times its size (past 64 MiB;"
+        " a decompression bomb); 0 lifts the limit.",
+    )(func)

@@ -12,10 +12,11 @@ from pathlib import Path
 import click
 
 from rocetrace.commands.options import report_options
+from rocetrace.output import check_outputs
 
 
 @click.command()
-@click.argument("source", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("source", type=click.Path(path_type=Path))
 @report_options
 def report(
     source: Path,
@@ -30,10 +31,11 @@ def report(
     from rocetrace.reports.bundle import load_analysis, save_bundle
     from rocetrace.reports.render import default_report_path
 
+    out = output or default_report_path(source)
+    check_outputs([source], [out, bundle_path])
     analysis = load_analysis(source, link_speed=link_speed)
     if bundle_path is not None:
         save_bundle(analysis, bundle_path)
-    out = output or default_report_path(source)
     js = "cdn" if plotlyjs == "cdn" else "inline"
     path = render_report(analysis, out, plotlyjs=js, top_flows=top_flows)
     click.echo(terminal_summary(analysis, report_path=path))
