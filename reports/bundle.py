@@ -137,7 +137,8 @@ def _read_table(z: zipfile.ZipFile, name: str, categories: list[str], where: str
 def _open_zip(path: Path) -> zipfile.ZipFile:
     try:
         return zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+    # NotImplementedError: a zip version or method zipfile does not know (a flipped byte)
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:
         raise InvalidResults(f"{path}: not a readable bundle (zip: {exc})") from None
 
 
@@ -154,7 +155,8 @@ def is_bundle(path: str | Path) -> bool:
             return False
         with zipfile.ZipFile(path) as z:
             return "manifest.json" in z.namelist()
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+    # NotImplementedError: a zip version or method zipfile does not know (a flipped byte)
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:
         if starts_as_zip:
             raise InvalidResults(f"{path}: not a readable bundle (zip: {exc})") from None
         return False
