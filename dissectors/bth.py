@@ -20,5 +20,3 @@ BTH = Header(
         ("psn", 24),
     ),
 )
-
-PSN_MODULUS = 1 << 24

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from rocetrace.reports.psn import signed_delta
+from rocetrace.psn import delta as signed_delta
 
 DEFAULT_BUDGET = 4_000  # points of one flow's sent-packet traces: ~4 per pixel of width
 

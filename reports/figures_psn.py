@@ -16,10 +16,10 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from rocetrace.dissectors.opcodes import opcode_name
+from rocetrace.psn import nearest_unwrapped, unwrap, wrap
 from rocetrace.reports.data import READ_REQUEST_OPCODE, PacketArrays, ints, rel_ms
 from rocetrace.reports.decimate import DEFAULT_BUDGET, breaks, keep_mask, thin
 from rocetrace.reports.figstyle import GL_THRESHOLD, MARKERS, axis, layout, scatter
-from rocetrace.reports.psn import nearest_unwrapped, unwrap
 
 ZOOM_BEFORE, ZOOM_AFTER = 30, 60  # packets around the first anomaly in the zoom panel
 
@@ -88,7 +88,7 @@ def _events(s: Series, kind: str, x: np.ndarray, frame: np.ndarray, psn: Any) ->
     """A series of peer events (ACK, NAK, CNP); `psn` None places them on the flow's line."""
     if psn is None:
         y = np.interp(x, s.x, s.y).round().astype(np.int64) if s.x.size else np.zeros(x.size)
-        shown = y % (1 << 24)
+        shown = wrap(y)
         return Series(kind, x, y, frame, shown, np.full(x.size, 0x81))
     y = _place(s, x, psn)
     return Series(kind, x, y, frame, psn, np.full(x.size, 0x11))

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rocetrace.reports.psn import running_max_before, signed_delta, unwrap
+from rocetrace.psn import delta as signed_delta
+from rocetrace.psn import running_max_before, unwrap
 
 NAK_KINDS = ("psn_sequence_error", "rnr", "invalid_request", "remote_access_error")
 NAK_COLUMNS = [f"naks_{k}" for k in (*NAK_KINDS, "remote_operational_error")]

@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 from rocetrace.generate import Loss, generate
 from rocetrace.generate.presets import preset
 from rocetrace.generate.sim import Simulation
-
-PSN_MOD = 1 << 24
+from rocetrace.psn import PSN_MOD
 
 
 def request_psns(path: Path, dest_qp: int = 0x0022C0) -> list[int]:

@@ -8,8 +8,8 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rocetrace.psn import PSN_MOD, nearest_unwrapped, running_max_before, unwrap
 from rocetrace.reports.decimate import breaks, keep_mask, thin
-from rocetrace.reports.psn import PSN_MOD, nearest_unwrapped, running_max_before, unwrap
 
 
 def test_unwrap_crosses_the_24_bit_wrap_per_group() -> None:

@@ -25,12 +25,12 @@ from rocetrace.analysis.prepared import (
     ATOMIC_ACK,
     POS_FIRST,
     POS_MIDDLE,
-    PSN_MOD,
     READ_RESPONSE,
     Prepared,
     isin_small,
 )
 from rocetrace.analysis.tolerances import MIN_ACK_TIMEOUT_NS
+from rocetrace.psn import PSN_MOD
 
 ANOMALY_COLUMNS = ["code", "flow_id", "ts_ns", "frame", "frames", "message"]
 IB_MTUS = (256, 512, 1024, 2048, 4096)

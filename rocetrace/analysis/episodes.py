@@ -18,8 +18,9 @@ import pandas as pd
 
 from rocetrace.analysis import connection as cn
 from rocetrace.analysis.flows import FlowModel
-from rocetrace.analysis.prepared import NAK, POS_FIRST, POS_ONLY, PSN_MOD, Prepared
+from rocetrace.analysis.prepared import NAK, POS_FIRST, POS_ONLY, Prepared
 from rocetrace.analysis.tolerances import MIN_ACK_TIMEOUT_NS, Tolerances
+from rocetrace.psn import PSN_MOD
 
 CERTAIN, LIKELY, UNCERTAIN = "certain", "likely", "uncertain"
 CERTAINTIES = (CERTAIN, LIKELY, UNCERTAIN)

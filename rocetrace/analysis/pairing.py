@@ -21,15 +21,15 @@ from rocetrace.analysis.prepared import (
     NAK,
     POS_FIRST,
     POS_ONLY,
-    PSN_MOD,
     READ_RESPONSE,
     REQUEST,
     RNR_NAK,
     TRANSPORTS,
     Prepared,
     isin_small,
-    psn_delta,
 )
+from rocetrace.psn import PSN_MOD
+from rocetrace.psn import delta as psn_delta
 
 UD = TRANSPORTS.index("UD")
 PAIR_SAMPLE = 64  # responses per flow used to pair by PSN space

@@ -17,9 +17,6 @@ from rocetrace.dissectors.aeth import AckKind
 from rocetrace.dissectors.opcodes import OPCODES, Operation, Transport
 from rocetrace.schema import MALFORMED_ROCE
 
-PSN_MOD = 1 << 24
-HALF = 1 << 23
-
 # Packet kinds: what a frame is in its connection.
 OTHER, REQUEST, READ_RESPONSE, ACK, NAK, RNR_NAK, ATOMIC_ACK, CNP, PFC = range(9)
 N_KINDS = 9
@@ -292,11 +289,6 @@ def prepare(df: pd.DataFrame) -> Prepared:
         roce=None if everywhere else roce,
         in_time_order=in_time_order,
     )
-
-
-def psn_delta(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
-    """a - b modulo 2^24 as a signed value in [-2^23, 2^23)."""
-    return ((np.asarray(a, np.int64) - b + HALF) & (PSN_MOD - 1)) - HALF
 
 
 def isin_small(values: np.ndarray, codes: tuple[int, ...]) -> np.ndarray:

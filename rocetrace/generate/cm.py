@@ -21,6 +21,7 @@ from rocetrace.generate.model import Conn
 from rocetrace.generate.scenario import Scenario
 from rocetrace.generate.sim import SimResult
 from rocetrace.generate.table import ROCE, ROLE_REQUEST, PacketTable
+from rocetrace.psn import PSN_MOD
 
 UD_SEND_ONLY = 0x64
 CM_REPLY_NS = 5_000  # a CM agent's time to answer a MAD
@@ -66,7 +67,7 @@ def add_cm_exchange(
     rng = np.random.default_rng([seed, 2])
     conns = [c for c in res.conns if c.transport in ("RC", "UC") and c.reverse_of is None]
     plan = CmPlan(
-        conns, rng.integers(1, 1 << 32, (len(conns), 2)), rng.integers(0, 1 << 24, len(conns))
+        conns, rng.integers(1, 1 << 32, (len(conns), 2)), rng.integers(0, PSN_MOD, len(conns))
     )
     for c in res.conns:  # a responder that sends requests starts them where its REQ said
         if c.reverse_of is not None:

@@ -6,9 +6,8 @@ from dataclasses import dataclass
 
 from rocetrace.generate.scenario import Scenario
 from rocetrace.generate.table import ROLE_REQUEST, ROLE_RESPONSE
+from rocetrace.psn import PSN_HALF, PSN_MOD
 
-PSN_MOD = 1 << 24
-PSN_HALF = 1 << 23
 QKEY = 0x11111111
 RKEY = 0x1234
 OP_BASE = {"RC": 0x00, "UC": 0x20}

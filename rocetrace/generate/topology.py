@@ -10,6 +10,7 @@ import numpy as np
 from rocetrace.generate.encap import Encap
 from rocetrace.generate.model import Conn, Message, packets_for
 from rocetrace.generate.scenario import Scenario
+from rocetrace.psn import PSN_MOD
 
 QP_A_BASE, QP_B_BASE = 0x0011C0, 0x0022C0
 VA_BASE = 0x7F0000000000
@@ -43,7 +44,7 @@ def reversed_pairs(conns: list[Conn], rng: np.random.Generator) -> list[Conn]:
     own PSN space (from a random starting PSN), with its own UDP source port."""
     return [
         Conn(len(conns) + k, c.resp_host, c.req_host, c.qp_b, c.qp_a,
-             int(rng.integers(0, 1 << 24)), c.sport_b, c.sport_a, c.transport, reverse_of=c.idx)
+             int(rng.integers(0, PSN_MOD)), c.sport_b, c.sport_a, c.transport, reverse_of=c.idx)
         for k, c in enumerate(conns)
     ]  # fmt: skip
 
@@ -52,7 +53,7 @@ def reused(conns: list[Conn], rng: np.random.Generator) -> list[Conn]:
     """A new connection per connection, on the same hosts and QP numbers, from a new random
     starting PSN (as a CM reconnect would pick)."""
     return [
-        replace(c, idx=len(conns) + k, start_psn=int(rng.integers(0, 1 << 24)), generation=1)
+        replace(c, idx=len(conns) + k, start_psn=int(rng.integers(0, PSN_MOD)), generation=1)
         for k, c in enumerate(conns)
     ]
 
@@ -65,7 +66,7 @@ def first_generation(sc: Scenario, rng: np.random.Generator) -> list[Conn]:
             for _ in range(sc.qps):
                 i = len(conns)
                 qa, qb = QP_A_BASE + i, QP_B_BASE + i
-                start = sc.start_psn if sc.start_psn is not None else int(rng.integers(0, 1 << 24))
+                start = sc.start_psn if sc.start_psn is not None else int(rng.integers(0, PSN_MOD))
                 conns.append(
                     Conn(
                         i,
