@@ -23,8 +23,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from rocetrace import schema
 from rocetrace.analysis.result import Analysis
-from rocetrace.analysis.sequence import NAK_KINDS
 from rocetrace.errors import (
     CaptureNotFound,
     InvalidResults,
@@ -33,51 +33,42 @@ from rocetrace.errors import (
     OutputError,
 )
 from rocetrace.output import atomic_path
-from rocetrace.reports.header import capture_mapping
 from rocetrace.reports.inputs import (
     FINDING,
     SUMMARY_EPISODE,
     SUMMARY_FLOW,
+    TABLES_V1,
     checked_manifest,
     checked_summary,
     checked_tables,
 )
 from rocetrace.reports.validate import typed_frame
+from rocetrace.schema import NAK_KINDS
+from rocetrace.schema.conform import conform, empty
+from rocetrace.store import MANIFEST, STORE_SCHEMA, analysis_of, manifest, table_to_parquet
 
-BUNDLE_SCHEMA = "rocetrace.bundle/1"
+BUNDLE_SCHEMAS = ("rocetrace.bundle/1", STORE_SCHEMA)  # /1: seven tables, no clock
+TABLES = tuple(schema.TABLES)  # what a bundle holds: one Parquet file each
 SUMMARY_PREFIX = "rocetrace.summary/"
-TABLES = ("packets", "flows", "retransmissions", "naks", "cnps", "pfc", "findings")
 ZIP_MAGIC = b"PK\x03\x04"
 # A member expanding beyond this ratio and size is a zip bomb: bundles store, never deflate.
 MAX_MEMBER_RATIO, MEMBER_FLOOR = 200, 64 << 20
 
 
 def save_bundle(analysis: Analysis, path: str | Path) -> Path:
-    """Write the analysis tables and capture facts to one zip file; return its path."""
+    """Write every table and the capture's info (rocetrace.store) to one zip; return its path."""
     path = Path(path)
-    manifest = {
-        "schema": BUNDLE_SCHEMA,
-        "tables": list(TABLES),
-        "capture": capture_mapping(analysis.capture),
-        "options": analysis.options,
-        "categories": {n: _category_columns(getattr(analysis, n)) for n in TABLES},
-    }
     with atomic_path(path) as tmp:  # whole or not at all: rocetrace.output
         try:
             with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED) as z:
-                z.writestr("manifest.json", json.dumps(manifest, default=str, indent=1))
-                for name in TABLES:
+                z.writestr(MANIFEST, json.dumps(manifest(analysis), default=str, indent=1))
+                for name, table in schema.TABLES.items():
                     buf = io.BytesIO()
-                    getattr(analysis, name).to_parquet(buf, index=False)
+                    table_to_parquet(getattr(analysis, name), table, buf)
                     z.writestr(f"{name}.parquet", buf.getvalue())
         except OSError as exc:
             raise OutputError(f"cannot write bundle {path}: {exc.strerror or exc}") from exc
     return path
-
-
-def _category_columns(df: pd.DataFrame) -> list[str]:
-    """Parquet reads an all-null categorical back as object: the manifest remembers them."""
-    return [str(c) for c in df.columns if isinstance(df[c].dtype, pd.CategoricalDtype)]
 
 
 def _member(z: zipfile.ZipFile, name: str, where: str) -> bytes:
@@ -118,20 +109,31 @@ def _is_text(kind: pa.DataType) -> bool:
     return pa.types.is_string(kind) or pa.types.is_large_string(kind)
 
 
-def _read_table(z: zipfile.ZipFile, name: str, categories: list[str], where: str) -> pd.DataFrame:
+def _read_table(z: zipfile.ZipFile, name: str, where: str) -> pd.DataFrame:
+    """One table of the bundle as plain pandas; an absent one (a bundle/1 holds seven) is
+    the declared table with no rows."""
+    if f"{name}.parquet" not in z.namelist() and name not in TABLES_V1:
+        return empty(schema.TABLES[name])
     data = _member(z, f"{name}.parquet", where)
     try:
         _text_columns_valid(data)
-        df = pd.read_parquet(io.BytesIO(data))
-        for col in categories:
-            if col in df and not isinstance(df[col].dtype, pd.CategoricalDtype):
-                df[col] = df[col].astype("category")
+        return pd.read_parquet(io.BytesIO(data))
     # pyarrow and pandas raise a zoo of types (ArrowInvalid, OSError, ValueError, TypeError,
     # KeyError from damaged pandas metadata...) for bytes that are not a table: all of them
     # mean this member is unreadable, and only this one call is guarded.
     except Exception as exc:
         raise InvalidResults(f"{where}: {name}.parquet is not a readable table ({exc})") from None
-    return df
+
+
+def _declared(tables: dict[str, pd.DataFrame], where: str) -> dict[str, pd.DataFrame]:
+    """Every checked table cast to its declaration; a value that cannot be is named."""
+    out = {}
+    for name, df in tables.items():
+        try:
+            out[name] = conform(df, schema.TABLES[name])
+        except (ValueError, TypeError, OverflowError, pa.ArrowException) as exc:
+            raise InvalidResults(f"{where}: table {name} does not fit its schema ({exc})") from None
+    return out
 
 
 def _open_zip(path: Path) -> zipfile.ZipFile:
@@ -154,7 +156,7 @@ def is_bundle(path: str | Path) -> bool:
                 raise zipfile.BadZipFile("cut short or damaged: no central directory")
             return False
         with zipfile.ZipFile(path) as z:
-            return "manifest.json" in z.namelist()
+            return MANIFEST in z.namelist()
     # NotImplementedError: a zip version or method zipfile does not know (a flipped byte)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:
         if starts_as_zip:
@@ -163,19 +165,16 @@ def is_bundle(path: str | Path) -> bool:
 
 
 def load_bundle(path: str | Path) -> Analysis:
-    """The Analysis saved by save_bundle (capture facts as a namespace), every part checked
-    (reports/inputs.py): a damaged or foreign bundle is an InvalidResults naming the part."""
+    """The Analysis saved by save_bundle, every part checked (reports/inputs.py): a damaged
+    or foreign bundle is an InvalidResults naming the part."""
     where = str(path)
     with _open_zip(Path(path)) as z:
-        raw = _json(_member(z, "manifest.json", where), f"{where}: manifest.json")
-        manifest = checked_manifest(raw, BUNDLE_SCHEMA, f"{where}: manifest.json")
-        cats = manifest["categories"]
-        tables = {n: _read_table(z, n, cats.get(n) or [], where) for n in TABLES}
-    return Analysis(
-        capture=SimpleNamespace(**manifest["capture"]),
-        options=manifest["options"],
-        **checked_tables(tables, where),
-    )
+        raw = _json(_member(z, MANIFEST, where), f"{where}: {MANIFEST}")
+        meta = checked_manifest(raw, BUNDLE_SCHEMAS, f"{where}: {MANIFEST}")
+        # the seven tables of bundle/1 first: a damaged one of them is named as before
+        names = (*TABLES_V1, *(n for n in schema.TABLES if n not in TABLES_V1))
+        tables = {n: _read_table(z, n, where) for n in names}
+    return analysis_of(_declared(checked_tables(tables, where), where), meta)
 
 
 def _summary_data(path: Path) -> Any:

@@ -1,12 +1,12 @@
 """The schemas `rocetrace report` holds its inputs to, as far as the report reads them: a JSON
-summary (rocetrace.summary/1, docs/summary-schema.md), a bundle's manifest and its tables
-(reports/bundle.py). reports/validate.py does the checking and names what does not fit."""
+summary (rocetrace.summary/2, docs/summary-schema.md), a bundle's manifest and its tables
+(reports/bundle.py; each table is then cast to its declaration, rocetrace.schema).
+reports/validate.py does the checking and names what does not fit."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from rocetrace.analysis.sequence import NAK_KINDS
 from rocetrace.errors import InvalidResults
 from rocetrace.reports.validate import (
     ALWAYS,
@@ -19,6 +19,7 @@ from rocetrace.reports.validate import (
     check_table,
     check_unique,
 )
+from rocetrace.schema import NAK_KINDS
 
 COUNTS: tuple[str, ...] = ("packets", "roce_packets", "non_roce_packets", "malformed_packets")
 COUNTS += ("truncated_packets", "snaplen", "tail_bytes", "corrupt_records", "skipped_bytes")
@@ -91,25 +92,28 @@ def checked_summary(data: Any, where: str) -> dict[str, Any]:
 
 
 MANIFEST: dict[str, Field] = {"schema": ("str", True)}
+TABLES_V1 = ("packets", "flows", "retransmissions", "naks", "cnps", "pfc", "findings")
 
 
-def checked_manifest(data: Any, schema: str, where: str) -> dict[str, Any]:
-    """A bundle manifest: its schema, capture facts (checked), options and categorical
-    columns per table."""
+def _mapping(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise InvalidResults(f"{where}: must be an object")
+    return value
+
+
+def checked_manifest(data: Any, schemas: tuple[str, ...], where: str) -> dict[str, Any]:
+    """A bundle manifest: its schema, capture info (checked), capture facts, clock and
+    options (objects; rocetrace.store restores what fits)."""
     manifest = check_object(data, MANIFEST, where, keep_unknown=True)
-    if manifest["schema"] != schema:
-        raise InvalidResults(f"{where}.schema: {manifest['schema']!r} is not {schema!r}")
-    options = manifest.get("options") or {}
-    if not isinstance(options, dict):
-        raise InvalidResults(f"{where}.options: must be an object")
-    categories = manifest.get("categories") or {}
-    if not isinstance(categories, dict) or not all(
-        isinstance(cols, list) and all(isinstance(c, str) for c in cols)
-        for cols in categories.values()
-    ):
-        raise InvalidResults(f"{where}.categories: must map tables to lists of column names")
+    if manifest["schema"] not in schemas:
+        raise InvalidResults(f"{where}.schema: {manifest['schema']!r} is not one of {schemas}")
+    parts: dict[str, Any] = {
+        k: _mapping(manifest.get(k) or {}, f"{where}.{k}") for k in ("options", "capture_facts")
+    }
+    clock = manifest.get("tolerances")
+    parts["tolerances"] = _mapping(clock, f"{where}.tolerances") if clock else None
     capture = check_object(manifest.get("capture") or {}, CAPTURE, f"{where}.capture", True)
-    return {"capture": capture, "options": options, "categories": categories}
+    return {"capture": capture, **parts}
 
 
 def _columns(kind: str, names: tuple[str, ...]) -> dict[str, Column]:
@@ -163,6 +167,7 @@ TABLE_COLUMNS: dict[str, dict[str, Column]] = {
     },
     "pfc": {
         "ts_ns": ("time", WITH_ROWS, False),
+        "held_s": ("num", OPTIONAL, True),
         "priority": ("int", WITH_ROWS, True),
         "quanta": ("count", WITH_ROWS, True),
         "pause": ("bool", WITH_ROWS, True),
@@ -183,7 +188,8 @@ TABLE_COLUMNS: dict[str, dict[str, Column]] = {
 def checked_tables(tables: dict[str, Any], where: str) -> dict[str, Any]:
     """Every bundle table, its columns checked against TABLE_COLUMNS; flows named once."""
     checked = {
-        n: check_table(df, TABLE_COLUMNS[n], f"{where}: table {n}") for n, df in tables.items()
+        n: check_table(df, TABLE_COLUMNS.get(n, {}), f"{where}: table {n}")
+        for n, df in tables.items()
     }
     check_unique(checked["flows"], "flow_id", f"{where}: table flows")
     return checked

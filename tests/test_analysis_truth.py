@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from nic_truth import Grade, analyzed, grade, seen_at
 
+from rocetrace.flowkey import parse_flow_key
 from rocetrace.generate import PRESETS, Loss
 
 # Counts of the frames the capture holds: facts, not inferences.
@@ -72,14 +73,20 @@ def _pfc_differences(got: dict[str, Any], truth: dict[str, Any]) -> list[str]:
     return out
 
 
+def _flows_of(finding: dict[str, Any]) -> set[Any]:
+    """The flows a finding names, parsed (QPs in hex or decimal), None for a capture-wide one."""
+    keys = [finding.get("flow"), *(finding.get("flows") or [])]
+    return {parse_flow_key(k) for k in keys if k} | {None}
+
+
 def _missing_findings(got: dict[str, Any], truth: dict[str, Any]) -> list[str]:
-    codes = {(f["code"], f["flow"]) for f in got["findings"]} | {
-        (f["code"], None) for f in got["findings"]
-    }
+    codes = {(f["code"], flow) for f in got["findings"] for flow in _flows_of(f)}
     return [
         f"finding {f['code']} ({f['flow']})"
         for f in truth["findings"]
-        if f["certain"] and f["code"] in FACT_FINDINGS and (f["code"], f["flow"]) not in codes
+        if f["certain"]
+        and f["code"] in FACT_FINDINGS
+        and (f["code"], parse_flow_key(f["flow"]) if f["flow"] else None) not in codes
     ]
 
 

@@ -151,7 +151,7 @@ def test_ecn_not_capable_and_sport_collision() -> None:
     a = run(rows)
     codes = set(a.findings["code"])
     assert {"ecn_not_capable", "udp_sport_collision"} <= codes
-    assert a.sports.iloc[0]["colliding_qps"] == 2
+    assert a.udp_sports.iloc[0]["colliding_qps"] == 2
 
 
 def test_pfc_storm_and_pause_time() -> None:

@@ -9,9 +9,9 @@ import pytest
 from cm_oracle import mad_table, reference_cm_mads
 
 from rocetrace.analysis.api import analyze
-from rocetrace.analysis.cm import MAD_DTYPES
 from rocetrace.capture import iter_capture, read_capture
 from rocetrace.generate import generate
+from rocetrace.schema import MAD_DTYPES
 
 CM_CAPTURES = ("rxe_rdma_cm", "rxe_cm_write_read")
 SMALL = {"mtu": 256, "messages": 3, "message_size": 1024}

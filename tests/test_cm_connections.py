@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 from cm_oracle import mad_table, reference_cm_mads
 
-from rocetrace.analysis.cm import CONNECTION_DTYPES, MAD_DTYPES, cm_connections, empty_mads
+from rocetrace.analysis.cm import CONNECTION_DTYPES, cm_connections, empty_mads
 from rocetrace.dissectors.mad import CmAttr
+from rocetrace.schema import MAD_DTYPES
 
 A, B, C = "10.0.0.1", "10.0.0.2", "10.0.0.3"
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from synthetic_analysis import synthetic_analysis
 
 from rocetrace.reports import render_report
-from rocetrace.reports.synthetic import synthetic_analysis
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [

@@ -8,13 +8,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from synthetic_analysis import synthetic_analysis
 
 from rocetrace.analysis.result import Analysis
 from rocetrace.cli import cli, main
 from rocetrace.errors import ExitStatus
 from rocetrace.reports.bundle import is_bundle, load_bundle, load_summary, save_bundle
 from rocetrace.reports.render import render_html
-from rocetrace.reports.synthetic import synthetic_analysis
 
 
 @pytest.fixture(scope="module")

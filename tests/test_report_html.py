@@ -9,12 +9,12 @@ from pathlib import Path
 
 import plotly
 import pytest
+from synthetic_analysis import synthetic_analysis
 
 from rocetrace.analysis.result import Analysis
 from rocetrace.errors import OutputError
 from rocetrace.reports import render_report, terminal_summary
 from rocetrace.reports.render import default_report_path, render_html
-from rocetrace.reports.synthetic import synthetic_analysis
 
 SECTIONS = ("capture", "verdict", "findings", "psn", "throughput", "ecn", "pfc", "flows", "qos")
 PLOTLY_BANNER = f"plotly.js v{plotly.offline.get_plotlyjs_version()}"

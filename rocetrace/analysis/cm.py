@@ -33,20 +33,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rocetrace.analysis.frames import empty_frame
 from rocetrace.dissectors.mad import CmAttr
+from rocetrace.schema import MAD_DTYPES
+from rocetrace.schema.conform import empty_frame
 
-MAD_DTYPES: dict[str, str] = {
-    "ts_ns": "int64",
-    "src_ip": "object",
-    "dst_ip": "object",
-    "mad_attr_id": "UInt16",
-    "cm_local_comm_id": "UInt32",
-    "cm_remote_comm_id": "UInt32",
-    "cm_local_qpn": "UInt32",
-    "cm_starting_psn": "UInt32",
-    "cm_reason": "UInt16",
-}
 MAD_COLUMNS: dict[str, str] = {
     "mad_attr_id": "mad_attribute_id",
     "cm_local_comm_id": "cm_local_comm_id",

@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 
 from rocetrace.analysis.flows import GSI_QP
-from rocetrace.analysis.frames import empty_frame
 from rocetrace.analysis.pfc import STORM_S
 from rocetrace.capture.damage import describe
 from rocetrace.schema import MALFORMED_ROCE
+from rocetrace.schema.conform import empty_frame
 
 SEVERITIES = ("info", "warning", "critical")
 FINDING_COLUMNS = ["severity", "code", "message", "flow", "first_ts", "frames", "flow_id"]

@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rocetrace.analysis.frames import empty_frame
 from rocetrace.dissectors.pfc import pause_seconds
+from rocetrace.schema.conform import empty_frame
 
-PFC_COLUMNS = ["frame", "ts_ns", "src_mac", "priority", "quanta", "pause", "paused_s"]
+PFC_COLUMNS = ["frame", "ts_ns", "src_mac", "priority", "quanta", "pause", "paused_s", "held_s"]
 STORM_S = 0.100  # a priority paused for this long without a break is a PFC storm
 
 
@@ -52,7 +52,7 @@ def pfc_table(packets: pd.DataFrame, link_bps: float) -> pd.DataFrame:
     # inferred columns made it (one without any string is object, and object wins)
     every = len(np.unique(priority[pd.notna(src_mac)])) == 8
     q = quanta[at, priority]
-    return pd.DataFrame(
+    table = pd.DataFrame(
         {
             "frame": frame[at],
             "ts_ns": packets["ts_ns"].take(rows).to_numpy(np.int64)[at],
@@ -63,6 +63,15 @@ def pfc_table(packets: pd.DataFrame, link_bps: float) -> pd.DataFrame:
             "paused_s": pause_seconds(1, link_bps) * q,
         }
     )
+    return table.assign(held_s=_held_s(table))
+
+
+def _held_s(table: pd.DataFrame) -> np.ndarray:
+    """Per row, how long its pause held (the one paused time every view reports)."""
+    held = _held(table.assign(_row=np.arange(len(table))))
+    out = np.zeros(len(table))
+    out[held["_row"].to_numpy()] = held["held_ns"].to_numpy() / 1e9
+    return out
 
 
 def _held(table: pd.DataFrame) -> pd.DataFrame:
@@ -109,13 +118,12 @@ def pfc_summary(table: pd.DataFrame, packets: pd.DataFrame) -> dict:
         return {"frames": frames, "pause_frames": 0, "resume_frames": 0, "by_priority": {}}
     per_frame = table.groupby("frame")["pause"].any()
     by_priority: dict[str, dict[str, Any]] = {}
-    groups: Any = _held(table).groupby("priority")
-    for p, g in groups:
-        by_priority[str(int(p))] = {
+    for p, g in table.groupby("priority"):
+        by_priority[str(p)] = {
             "pause_frames": int(g["pause"].sum()),
             "resume_frames": int((~g["pause"]).sum()),
             "quanta_total": int(g["quanta"].sum()),
-            "paused_s": float(g["held_ns"].sum()) / 1e9,
+            "paused_s": float(g["held_s"].sum()),
             "quanta_s": float(g["paused_s"].sum()),
         }
     return {

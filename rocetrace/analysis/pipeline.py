@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from rocetrace.analysis import (
     anomalies,
@@ -25,12 +26,19 @@ from rocetrace.analysis import (
     sequence,
     tolerances,
 )
+from rocetrace.analysis.finish import finished
 from rocetrace.analysis.flow_table import flows_table, timeouts
 from rocetrace.analysis.prepared import ROCE_ENCAPS, Prepared, category_in, prepare
 from rocetrace.analysis.result import Analysis
 from rocetrace.capture.damage import damage_facts
+from rocetrace.schema.conform import time_column
 
 Progress = Callable[[str], None]
+
+
+def _nullable_ints(values: np.ndarray, null: np.ndarray) -> pd.arrays.ArrowExtensionArray:
+    """int64 values as the declared Arrow column, null where `null` (rocetrace.schema)."""
+    return pd.arrays.ArrowExtensionArray(pa.array(values.astype(np.int64), mask=null))
 
 
 def _packets_out(
@@ -40,22 +48,28 @@ def _packets_out(
     conv: connection.Conversations,
     row_of_episode: np.ndarray,
 ) -> pd.DataFrame:
+    """The packet table with the analysis' columns (schema.PACKET_EXTRAS), built in their
+    declared dtypes so the last cast has nothing to copy."""
     retransmitted = np.zeros(len(pp), bool)
     retransmitted[conv.row[(conv.flags & connection.RESENT) > 0]] = True
-    outside = model.flow_id < 0  # built as a masked array directly: pd.array() re-checks
-    flow_id = pd.arrays.IntegerArray(np.where(outside, 0, model.flow_id).astype(np.int32), outside)
     episode = np.full(len(pp), -1, np.int64)
     resent = np.flatnonzero(conv.episode >= 0)
     if len(resent):
         episode[conv.row[resent]] = row_of_episode[conv.episode[resent]]
+    gap = np.zeros(len(pp), np.int64)
+    gapped = np.flatnonzero(conv.gap > 0)
+    gap[conv.row[gapped]] = conv.gap[gapped]
+
+    def flags(values: np.ndarray) -> pd.Series:
+        return pd.Series(pd.arrays.ArrowExtensionArray(pa.array(values)), index=packets.index)
+
     return packets.assign(
-        flow_id=pd.Series(flow_id, index=packets.index),
-        retransmitted=retransmitted,
-        episode=pd.Series(
-            pd.arrays.IntegerArray(np.maximum(episode, 0).astype(np.int32), episode < 0),
-            index=packets.index,
-        ),
-        ce=pp.ecn == 3,
+        time=pd.Series(time_column(pp.ts), index=packets.index),
+        flow_id=pd.Series(_nullable_ints(model.flow_id, model.flow_id < 0), index=packets.index),
+        retransmitted=flags(retransmitted),
+        episode=pd.Series(_nullable_ints(episode, episode < 0), index=packets.index),
+        psn_gap=pd.Series(_nullable_ints(gap, np.zeros(len(gap), bool)), index=packets.index),
+        ce=flags(pp.ecn == 3),
     )
 
 
@@ -68,7 +82,7 @@ def analyze_packets(
     mads: pd.DataFrame | None = None,
     **options: Any,
 ) -> Analysis:
-    """Run every analysis on a packet table (schema: rocetrace/schema.py); `mads`, the
+    """Run every analysis on a packet table (schema: rocetrace.schema); `mads`, the
     capture's CM MAD table (Capture.mads), pairs the QPs it connects."""
     step = progress or (lambda _name: None)
     step("flows")
@@ -125,22 +139,24 @@ def analyze_packets(
         capture_gaps=sequence.capture_gaps(conv, pp, model),
         anomalies=anomalies.anomaly_table(conv, pp, model, connections),
     )
-    return Analysis(
-        packets=_packets_out(packets, pp, model, conv, row_of_episode),
-        flows=flow_df,
-        retransmissions=eps,
-        naks=nak_rows,
-        cnps=cnps,
-        pfc=pfc_rows,
-        findings=findings.build_findings(tables),
-        capture=capture,
-        options={"link_speed_bps": link_speed_bps, **options},
-        tolerances=tol,
-        pfc_pauses=tables.pfc_runs,
-        sports=tables.sports,
-        capture_facts=info,
-        cm_connections=connections,
-        anomalies=tables.anomalies,
+    return finished(
+        Analysis(
+            packets=_packets_out(packets, pp, model, conv, row_of_episode),
+            flows=flow_df,
+            retransmissions=eps,
+            naks=nak_rows,
+            cnps=cnps,
+            pfc=pfc_rows,
+            findings=findings.build_findings(tables),
+            capture=capture,
+            options={"link_speed_bps": link_speed_bps, **options},
+            tolerances=tol,
+            pfc_pauses=tables.pfc_runs,
+            udp_sports=tables.sports,
+            capture_facts=info,
+            cm_connections=connections,
+            anomalies=tables.anomalies,
+        )
     )
 
 

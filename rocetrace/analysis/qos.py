@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 from rocetrace.analysis.flows import GSI_QP, FlowModel, majority
-from rocetrace.analysis.frames import empty_frame
 from rocetrace.analysis.prepared import REQUEST, Prepared
+from rocetrace.schema.conform import empty_frame
 
 
 def _usual(model: FlowModel, values: np.ndarray) -> np.ndarray:

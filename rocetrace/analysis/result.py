@@ -25,7 +25,7 @@ class Analysis:
     # Beyond the contract tables: continuous pauses per (sender, priority), UDP source-port
     # entropy per host pair, the capture facts the summary reports and the CM connections.
     pfc_pauses: pd.DataFrame = field(default_factory=pd.DataFrame)
-    sports: pd.DataFrame = field(default_factory=pd.DataFrame)
+    udp_sports: pd.DataFrame = field(default_factory=pd.DataFrame)
     capture_facts: dict[str, Any] = field(default_factory=dict)
     # The CM connections of the capture (rocetrace.analysis.cm.CONNECTION_DTYPES).
     cm_connections: pd.DataFrame = field(default_factory=pd.DataFrame)

@@ -10,7 +10,6 @@ import pandas as pd
 
 from rocetrace.analysis import connection as cn
 from rocetrace.analysis.flows import FlowModel
-from rocetrace.analysis.frames import empty_frame
 from rocetrace.analysis.prepared import (
     ACK,
     ATOMIC_ACK,
@@ -26,15 +25,10 @@ from rocetrace.analysis.prepared import (
     malformed_roce,
 )
 from rocetrace.dissectors.aeth import RNR_TIMER_US
+from rocetrace.schema import NAK_KINDS
+from rocetrace.schema.conform import empty_frame
 
 BIG = np.int64(1) << 42  # separates conversations in one sorted key
-NAK_KINDS = (
-    "psn_sequence_error",
-    "rnr",
-    "invalid_request",
-    "remote_access_error",
-    "remote_operational_error",
-)
 _CATEGORIES = [*NAK_KINDS, "invalid_rd_request", "reserved"]
 _KIND_DTYPE = pd.CategoricalDtype(_CATEGORIES)
 _SYNDROME_CATEGORY = np.array(  # per 5-bit NAK code (0-4 defined), its category

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from rocetrace.analysis.cm import CONNECTION_DTYPES
 from rocetrace.analysis.pfc import pfc_summary
-from rocetrace.analysis.sequence import NAK_KINDS
+from rocetrace.schema import FINDINGS, NAK_KINDS
 
 if TYPE_CHECKING:
     from rocetrace.analysis.result import Analysis
@@ -35,7 +36,8 @@ EPISODE_KEYS = (
     "last_psn", "evidence_frames", "nak_latency_ns", "retransmission_latency_ns",
     "silence_ns", "paused_ns", "resumed",
 )  # fmt: skip
-ANOMALY_KEYS = ("code", "flow_id", "ts_ns", "frame", "frames", "message")
+ANOMALY_KEYS = ("code", "flow_id", "flow", "ts_ns", "frame", "frames", "message")
+FINDING_KEYS = tuple(c for c in FINDINGS.names if c != "first_time")
 
 
 def plain(value: Any) -> Any:
@@ -51,11 +53,14 @@ def plain(value: Any) -> Any:
 
 def plain_column(col: pd.Series) -> list[Any]:
     """A column as JSON-ready scalars (as `plain` per value, but column at a time)."""
+    if isinstance(col.dtype, pd.ArrowDtype):  # the declared tables: nulls are None already
+        values = pa.array(col).to_pylist()
+        return _floats(np.asarray(values, float)) if col.dtype.kind == "f" else values
     kind = col.dtype.kind if isinstance(col.dtype, np.dtype) else "O"
     if kind in ("i", "u", "b"):
         return col.to_numpy().tolist()
     if kind == "O" and len(col) and isinstance(col.iloc[0], list):
-        return [[int(v) for v in values] for values in col.tolist()]
+        return [list(values) for values in col.tolist()]
     if kind == "f":
         return [None if v != v else v for v in col.to_numpy().tolist()]
     return [plain(v) for v in col.tolist()]
@@ -96,13 +101,10 @@ def _records(df: pd.DataFrame, keys: tuple[str, ...]) -> list[dict[str, Any]]:
     return [dict(zip(cols, row, strict=True)) for row in zip(*cols.values(), strict=True)]
 
 
-def _findings(findings: pd.DataFrame) -> list[dict[Any, Any]]:
-    """The findings as JSON-ready records (to_dict is skipped for none: ~0.2 ms)."""
-    rows = findings.to_dict("records") if len(findings) else []
-    return [
-        {k: (plain(v) if k != "frames" else [int(f) for f in v]) for k, v in r.items()}
-        for r in rows
-    ]
+def _findings(findings: pd.DataFrame) -> list[dict[str, Any]]:
+    """The findings as JSON-ready records: every column but the UTC timestamp (first_ts
+    says the same in seconds)."""
+    return _records(findings, FINDING_KEYS)
 
 
 def _clock(a: Analysis) -> dict[str, Any]:
@@ -132,7 +134,7 @@ def build_summary(a: Analysis) -> dict[str, Any]:
             a.pfc_pauses, ("src_mac", "priority", "start_ns", "duration_s", "frames", "first_frame")
         ),
         "udp_sports": _records(
-            a.sports,
+            a.udp_sports,
             ("src_ip", "dst_ip", "qps", "distinct_sports", "colliding_qps", "busiest_sport"),
         ),
         "cm_connections": _records(a.cm_connections, tuple(CONNECTION_DTYPES)),

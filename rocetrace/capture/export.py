@@ -29,6 +29,8 @@ from rocetrace.capture.source import Progress
 from rocetrace.capture.table import OPCODE_NAMES
 from rocetrace.errors import OutputError
 from rocetrace.output import atomic_path, check_outputs
+from rocetrace.schema import PACKET_COLUMNS
+from rocetrace.schema.column import pandas_metadata
 
 if TYPE_CHECKING:
     import pyarrow.csv as pacsv
@@ -67,8 +69,11 @@ class ParquetSink:
             # Dictionary pages only for the categorical columns: integers (PSNs, times)
             # rarely repeat, and snappy keeps writing as fast as decoding.
             dicts = [f.name for f in table.schema if pa.types.is_dictionary(f.type)]
+            # The pandas metadata makes plain pandas.read_parquet give the declared dtypes.
+            meta = pandas_metadata(PACKET_COLUMNS, arrow_schema())
+            schema = arrow_schema().with_metadata({"pandas": meta})
             self.writer = pq.ParquetWriter(
-                self.path, arrow_schema(), compression="snappy", use_dictionary=dicts,
+                self.path, schema, compression="snappy", use_dictionary=dicts,
                 write_statistics=list(STATISTICS_COLUMNS), write_batch_size=WRITE_BATCH_ROWS,
             )  # fmt: skip
         self.writer.write_table(table)

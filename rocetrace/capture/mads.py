@@ -102,8 +102,8 @@ def mads_frame(parts: list[MadRows]) -> pd.DataFrame:
     """Chunks' MAD rows as one frame in the contract's dtypes (-1 -> NA); empty when none."""
     import pandas as pd
 
-    from rocetrace.analysis.cm import MAD_DTYPES
-    from rocetrace.analysis.frames import empty_frame
+    from rocetrace.schema import MAD_DTYPES
+    from rocetrace.schema.conform import empty_frame
 
     dtypes = {"frame": "int64", **MAD_DTYPES}
     if not parts:

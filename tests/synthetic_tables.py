@@ -1,6 +1,6 @@
 """The analysis tables of the synthetic capture, derived from its packet table.
 
-Only for `reports.synthetic`: a stand-in for rocetrace.analysis with the same columns
+Only for `synthetic_analysis`: a stand-in for rocetrace.analysis with the same columns
 (docs/analysis-tables.md), computed from the scripted scenario, not a general analysis.
 """
 

@@ -7,36 +7,9 @@ the 1 byte of pandas' masked arrays), strings with few distinct values are categ
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING
 
-import pyarrow as pa
-
-if TYPE_CHECKING:
-    # Built on first use (module __getattr__): `rocetrace decode` never imports pandas.
-    PACKET_DTYPES: dict[str, object]
-
-
-@dataclass(frozen=True)
-class Column:
-    name: str
-    type: object  # a numpy dtype name, "category", or an Arrow type (pandas: ArrowDtype)
-    meaning: str
-
-    @property
-    def dtype(self) -> object:
-        """The column's pandas dtype (imports pandas: only pandas users pay for it)."""
-        if isinstance(self.type, pa.DataType):
-            import pandas as pd
-
-            return pd.ArrowDtype(self.type)
-        return self.type
-
-
-U8, U16, U32, U64 = pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64()
-FLAG = pa.bool_()
-CATEGORY = "category"
+from rocetrace.schema.column import CATEGORY, FLAG, U8, U16, U32, U64, Column
 
 ENCAPS = ("roce_v2", "roce_v1", "vxlan+roce_v2", "pfc", "other")
 ICRC_STATUSES = ("ok", "bad", "uncheckable")
@@ -110,10 +83,9 @@ def _packet_dtypes() -> dict[str, object]:
     return {c.name: c.dtype for c in PACKET_COLUMNS}
 
 
-def __getattr__(name: str) -> object:
-    if name == "PACKET_DTYPES":
-        return _packet_dtypes()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def packet_dtypes() -> dict[str, object]:
+    """Column -> pandas dtype of the packet table (built on first use: imports pandas)."""
+    return _packet_dtypes()
 
 
 # Stable anomaly names; counted, never printed.
@@ -142,3 +114,17 @@ MALFORMED_ROCE = (
     "ip_fragment",
     "bad_udp_length",
 )
+
+# The CM MADs of a capture (`Capture.mads`): a small side table, the input contract of
+# rocetrace.analysis.cm (docs/packet-table.md, "CM MADs").
+MAD_DTYPES: dict[str, str] = {
+    "ts_ns": "int64",
+    "src_ip": "object",
+    "dst_ip": "object",
+    "mad_attr_id": "UInt16",
+    "cm_local_comm_id": "UInt32",
+    "cm_remote_comm_id": "UInt32",
+    "cm_local_qpn": "UInt32",
+    "cm_starting_psn": "UInt32",
+    "cm_reason": "UInt16",
+}
