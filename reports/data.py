@@ -15,6 +15,8 @@ import pandas as pd
 
 from rocetrace.analysis.result import Analysis
 from rocetrace.dissectors.opcodes import OPCODES, Operation
+from rocetrace.flowkey import flow_keys as rocetrace_flow_keys
+from rocetrace.schema import ROCE_ENCAPS
 
 SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}
 ACK_OPCODE = np.zeros(256, dtype=bool)
@@ -50,34 +52,39 @@ def seconds(value: Any) -> float | None:
     return v / 1e9 if abs(v) > 1e14 else v
 
 
+def _roce_rows(packets: pd.DataFrame) -> np.ndarray:
+    """Rows of RoCE frames (requests, responses, CNPs): by encapsulation, else by flow."""
+    if "encap" in packets:
+        encap = packets["encap"].astype(object).to_numpy()
+        return np.flatnonzero(np.isin(encap, ROCE_ENCAPS))
+    if "flow_id" in packets:
+        return np.flatnonzero(packets["flow_id"].notna().to_numpy(bool))
+    return np.arange(len(packets))
+
+
 def time_origin_ns(analysis: Analysis) -> int:
-    """Time zero of every graph: the first frame of the capture."""
-    ts = analysis.packets["ts_ns"] if "ts_ns" in analysis.packets else pd.Series(dtype="int64")
-    if len(ts):
-        return int(ts.min())
+    """Time zero of every graph: the first RoCE frame (a capture often starts with other
+    traffic; every time in the report is counted from here)."""
+    packets = analysis.packets
+    if "ts_ns" in packets and len(packets):
+        rows = _roce_rows(packets)
+        ts = packets["ts_ns"].to_numpy(np.int64, na_value=0)
+        return int(ts[rows].min() if len(rows) else ts.min())
     cap = analysis.capture
     first = seconds(getattr(cap, "first_ts_ns", None) or getattr(cap, "first_ts", None))
     return int(first * 1e9) if first is not None else 0
 
 
 def rel_ms(ts_ns: Any, origin_ns: int) -> np.ndarray:
-    """Nanosecond timestamps as milliseconds since the capture's first frame."""
+    """Nanosecond timestamps as milliseconds since the first RoCE frame."""
     return (ints(ts_ns, missing=origin_ns) - origin_ns) / 1e6
 
 
-def flow_key(src_ip: Any, dst_ip: Any, dest_qp: Any) -> str:
-    """The key string the findings use: "src_ip>dst_ip/qp"."""
-    return f"{src_ip}>{dst_ip}/{int(dest_qp)}"
-
-
 def flow_keys(flows: pd.DataFrame) -> pd.Series:
-    """Key string per flow, indexed by flow_id."""
+    """Key string per flow ("src_ip>dst_ip/0xQP", as the findings name flows), by flow_id."""
     if flows.empty:
         return pd.Series(dtype=str)
-    keys = [
-        flow_key(s, d, q)
-        for s, d, q in zip(flows["src_ip"], flows["dst_ip"], ints(flows["dest_qp"]), strict=True)
-    ]
+    keys = rocetrace_flow_keys(flows["src_ip"], flows["dst_ip"], ints(flows["dest_qp"]))
     return pd.Series(keys, index=ints(flows["flow_id"]))
 
 
@@ -120,7 +127,7 @@ class PacketArrays:
     """The packet columns the figures draw, as numpy, extracted once per report."""
 
     frame: np.ndarray
-    ms: np.ndarray  # milliseconds since the first frame
+    ms: np.ndarray  # milliseconds since the first RoCE frame
     flow_id: np.ndarray  # -1 when not in a flow
     psn: np.ndarray
     opcode: np.ndarray  # 0..255, -1 when absent
@@ -128,6 +135,7 @@ class PacketArrays:
     wire_len: np.ndarray
     retransmitted: np.ndarray
     ce: np.ndarray
+    gap: np.ndarray  # PSNs the analysis found skipped right before the frame (psn_gap > 0)
 
     @classmethod
     def of(cls, packets: pd.DataFrame, origin_ns: int) -> PacketArrays:
@@ -150,6 +158,7 @@ class PacketArrays:
             wire_len=col("wire_len", 0),
             retransmitted=flag("retransmitted"),
             ce=ce,
+            gap=col("psn_gap", 0) > 0,
         )
 
     def rows_of(self, flow_id: int) -> np.ndarray:

@@ -42,14 +42,26 @@ PRIORITY_COLORS = (
 )
 
 
+LEGEND_WIDTH = 200  # px right of the plots: a legend there never covers data
+
+
 def layout(title: str, height: int = 380, **extra: Any) -> dict[str, Any]:
-    """A compact layout with no template: legend on top, time axis in ms."""
+    """A compact layout with no template: the legend in its own column right of the plots
+    (a legend over the plot area hides points; one above it wraps into the title)."""
     base: dict[str, Any] = {
         "template": "none",
         "title": {"text": title, "x": 0.01, "font": {"size": 14}},
         "height": height,
-        "margin": {"l": 70, "r": 20, "t": 90, "b": 45},
-        "legend": {"orientation": "h", "y": 1.12, "yanchor": "bottom", "x": 1, "xanchor": "right"},
+        "margin": {"l": 70, "r": LEGEND_WIDTH, "t": 60, "b": 45},
+        "legend": {
+            "orientation": "v",
+            "x": 1.01,
+            "xanchor": "left",
+            "y": 1,
+            "yanchor": "top",
+            "font": {"size": 11},
+            "tracegroupgap": 2,
+        },
         "hovermode": "closest",
         "plot_bgcolor": "#fff",
         "paper_bgcolor": "#fff",

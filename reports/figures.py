@@ -25,7 +25,7 @@ MIN_BIN_MS = 0.002
 
 @dataclass(frozen=True)
 class TimeBins:
-    """Equal time bins over the capture, in ms since its first frame."""
+    """Equal time bins over the capture, in ms since its first RoCE frame."""
 
     edges: np.ndarray
 
@@ -104,19 +104,23 @@ def throughput_figure(
             )
         )
     fig.update_layout(layout(f"Throughput per flow ({bins.width_ms:.3g} ms bins) with CNPs", 400))
-    fig.update_xaxes(axis("time since first frame (ms)"))
+    fig.update_xaxes(axis("time since the first RoCE frame (ms)"))
     fig.update_yaxes(axis("Gb/s"))
     return fig
 
 
 def ecn_figure(pk: PacketArrays, cnps: pd.DataFrame, bins: TimeBins, origin_ns: int) -> go.Figure:
-    """CE marks and CNPs over time, and the interval between CNPs to the same QP."""
+    """CE marks and CNPs over time, and (when two CNPs went to one QP) the interval
+    between CNPs to the same QP; no empty histogram."""
+    intervals = _cnp_intervals_us(cnps) if len(cnps) else np.zeros(0)
+    both = intervals.size > 0
     fig = make_subplots(
         rows=1,
-        cols=2,
-        column_widths=[0.65, 0.35],
+        cols=2 if both else 1,
+        column_widths=[0.65, 0.35] if both else None,
         horizontal_spacing=0.1,
-        subplot_titles=["CE-marked packets and CNPs per bin", "interval between CNPs to one QP"],
+        subplot_titles=["CE-marked packets and CNPs per bin"]
+        + (["interval between CNPs to one QP"] if both else []),
     )
     fig.add_trace(
         go.Bar(
@@ -152,18 +156,18 @@ def ecn_figure(pk: PacketArrays, cnps: pd.DataFrame, bins: TimeBins, origin_ns: 
                 row=1,
                 col=1,
             )
+    if both:
         fig.add_trace(
-            go.Histogram(
-                x=_cnp_intervals_us(cnps), nbinsx=60, name="CNP interval (µs)", marker_color="#555"
-            ),
+            go.Histogram(x=intervals, nbinsx=60, name="CNP interval (µs)", marker_color="#555"),
             row=1,
             col=2,
         )
     fig.update_layout(layout("ECN marks and CNPs", 360, bargap=0))
-    fig.update_xaxes(axis("time since first frame (ms)"), row=1, col=1)
-    fig.update_xaxes(axis("µs between CNPs (same destination QP)"), row=1, col=2)
+    fig.update_xaxes(axis("time since the first RoCE frame (ms)"), row=1, col=1)
     fig.update_yaxes(axis("per bin"), row=1, col=1)
-    fig.update_yaxes(axis("CNPs"), row=1, col=2)
+    if both:
+        fig.update_xaxes(axis("µs between CNPs (same destination QP)"), row=1, col=2)
+        fig.update_yaxes(axis("CNPs"), row=1, col=2)
     return fig
 
 
@@ -201,7 +205,7 @@ def pfc_figure(pfc: pd.DataFrame, bins: TimeBins, origin_ns: int) -> go.Figure:
     fig.update_layout(layout("PFC: share of time paused per priority", 420))
     fig.update_yaxes(axis("% of bin paused", range=[0, 105]), row=1, col=1)
     fig.update_yaxes(axis("priority", dtick=1, range=[-0.5, 7.5]), row=2, col=1)
-    fig.update_xaxes(axis("time since first frame (ms)"), row=2, col=1)
+    fig.update_xaxes(axis("time since the first RoCE frame (ms)"), row=2, col=1)
     return fig
 
 
@@ -230,8 +234,10 @@ def _pfc_frame_traces(frames: pd.DataFrame, x: np.ndarray, p: int, color: str) -
 
 
 def _paused_ms(frames: pd.DataFrame, start: np.ndarray, bins: TimeBins) -> np.ndarray:
-    """Paused time per bin: each pause lasts its quanta or until the same port's next frame."""
-    dur = pd.to_numeric(frames["paused_s"], errors="coerce").fillna(0).to_numpy() * 1e3
+    """Paused time per bin: each pause lasts as long as it held (`held_s`: its quanta or
+    until the same port's next frame, the analysis' one paused time), else its quanta."""
+    held = "held_s" if "held_s" in frames else "paused_s"
+    dur = pd.to_numeric(frames[held], errors="coerce").fillna(0).to_numpy() * 1e3
     dur = np.where(bools(frames["pause"]), dur, 0.0)
     mac = frames["src_mac"].astype(str).to_numpy()
     order = np.lexsort((start, mac))

@@ -66,16 +66,6 @@ def _flow_points(pk: PacketArrays, rows: np.ndarray) -> tuple[Series, np.ndarray
     return s, must, flagged
 
 
-def _gap_mask(s: Series) -> np.ndarray:
-    """Packets that arrive after a forward PSN jump (the PSNs in between were not seen here)."""
-    gap = np.zeros(s.x.size, dtype=bool)
-    if s.x.size > 1:
-        jump = np.diff(s.y) > 1
-        jump &= ~READ_REQUEST_OPCODE[s.opcode[:-1] & 0xFF]
-        gap[1:] = jump & (s.y[1:] > np.maximum.accumulate(s.y)[:-1] + 1)
-    return gap
-
-
 def _place(s: Series, x: np.ndarray, psn: np.ndarray) -> np.ndarray:
     """Other streams' PSNs (ACK, NAK) on this flow's unwrapped axis at their time."""
     if s.x.size == 0 or x.size == 0:
@@ -106,7 +96,7 @@ def psn_graph(
     """Collect the series of one flow's graph; clean stretches thinned to about `budget`."""
     rows = pk.rows_of(int(flow["flow_id"]))
     s, must, flagged = _flow_points(pk, rows)
-    gap = _gap_mask(s)
+    gap = pk.gap[rows]  # the analysis' PSN gaps only: a coalesced ACK's jump is none
     keep, stride = keep_mask(must | gap, flagged, budget)
     retx, ce = pk.retransmitted[rows], pk.ce[rows]
     series = [s.take(keep & ~retx), s.take(keep & retx, "retransmitted")]
@@ -188,6 +178,6 @@ def psn_figure(graph: PsnGraph, title: str) -> go.Figure:
     if graph.stride > 1:
         title += f" (clean stretches: 1 in {graph.stride} packets drawn)"
     fig.update_layout(layout(title, 420))
-    fig.update_xaxes(axis("time since first frame (ms)"))
+    fig.update_xaxes(axis("time since the first RoCE frame (ms)"))
     fig.update_yaxes(axis("PSN"), tickformat="d")
     return fig

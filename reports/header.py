@@ -76,3 +76,10 @@ def capture_facts(capture: Any, packets: pd.DataFrame) -> list[tuple[str, str]]:
     listed = ", ".join(f"{k}: {int(v):,}" for k, v in bad.items() if v)
     facts.append(("not decoded", listed or "nothing"))
     return facts
+
+
+def headline(facts: list[tuple[str, str]]) -> str:
+    """The header's one line: file, duration, frames (the rest is in the Capture section)."""
+    shown = dict(facts)
+    return " · ".join(f"{shown[k]}" if k == "file" else f"{k} {shown[k]}"
+                      for k in ("file", "duration", "frames") if k in shown)  # fmt: skip

@@ -20,8 +20,8 @@ from rocetrace.analysis.result import Analysis
 from rocetrace.analysis.verdict import verdict
 from rocetrace.output import write_text
 from rocetrace.reports import tables
-from rocetrace.reports.findings import finding_views
-from rocetrace.reports.header import capture_facts, capture_mapping
+from rocetrace.reports.finding_views import finding_views
+from rocetrace.reports.header import capture_facts, capture_mapping, headline
 from rocetrace.reports.sections import Context, ordered_sections
 
 DEFAULT_TOP_FLOWS = 8
@@ -66,11 +66,13 @@ def build_context(
     cap = capture_mapping(a.capture)
     file = cap.get("path") or cap.get("file")
     findings = finding_views(a.findings, a.retransmissions, ctx.keys, ctx.graphed, ctx.origin_ns)
+    facts = capture_facts(a.capture, a.packets)
     return {
         "title": title or f"rocetrace: {Path(str(file)).name if file else 'capture'}",
         "version": __version__,
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "facts": capture_facts(a.capture, a.packets),
+        "headline": headline(facts),
+        "facts": facts,
         "verdict": verdict(a),
         "findings": findings,
         "sections": sections,

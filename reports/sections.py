@@ -30,8 +30,9 @@ from rocetrace.reports.figures_psn import psn_figure, psn_graph
 INTROS = {
     "psn": (
         "Sequence number against time per flow. A loss shows as a NAK (red X) and a burst of "
-        "resent packets (red diamonds) stepping back below the line; PSN gaps are purple "
-        "crosses, CE marks orange rings, CNPs black triangles, the peer's ACKs green."
+        "resent packets (red diamonds) stepping back below the line; PSN gaps (PSNs this "
+        "capture point never saw) are purple crosses, CE marks orange rings, CNPs black "
+        "triangles, the peer's ACKs green. Time is counted from the first RoCE frame."
     ),
     "throughput": (
         "Bytes on the wire per flow per time bin; black triangles are the CNPs that throttled "
@@ -49,9 +50,12 @@ INTROS = {
 }
 SECTION_FOR_CODE = {
     "pfc_storm": "pfc",
+    "pfc_pause": "pfc",
     "cnp_without_ce": "ecn",
     "ecn_not_capable": "ecn",
     "cnp_priority": "ecn",
+    "congestion": "ecn",
+    "incast": "ecn",
 }
 
 
@@ -70,7 +74,6 @@ class Section:
     intro: str = ""
     figures: list[FigureBlock] = field(default_factory=list)
     tables: list[tables.Table] = field(default_factory=list)
-    empty: str = ""
 
 
 def figure_block(fig: go.Figure, fig_id: str, anchor: str = "") -> FigureBlock:
@@ -135,9 +138,11 @@ def _mode_text(mode: object) -> str:
     return f"recovery: {mode}"
 
 
-def psn_section(ctx: Context) -> Section:
-    """One tcptrace-style graph per top flow."""
+def psn_section(ctx: Context) -> Section | None:
+    """One tcptrace-style graph per top flow (none: no flow carries requests)."""
     a = ctx.analysis
+    if ctx.top.empty:
+        return None
     sec = Section("psn", "PSN timelines", INTROS["psn"])
     for _, flow in ctx.top.iterrows():
         fid = int(flow["flow_id"])
@@ -158,47 +163,44 @@ def psn_section(ctx: Context) -> Section:
             f" The {len(ctx.top)} most eventful flows are drawn;"
             f" {ctx.others} more are in the flow table."
         )
-    if not sec.figures:
-        sec.empty = "No flow carries requests or responses."
     return sec
 
 
-def throughput_section(ctx: Context) -> Section:
-    sec = Section("throughput", "Throughput", INTROS["throughput"])
+def throughput_section(ctx: Context) -> Section | None:
     if ctx.top.empty:
-        sec.empty = "No data flows."
-        return sec
+        return None
+    sec = Section("throughput", "Throughput", INTROS["throughput"])
     a = ctx.analysis
     fig = throughput_figure(ctx.packets, ctx.top, ctx.keys, a.cnps, ctx.bins, ctx.origin_ns)
     sec.figures.append(figure_block(fig, "fig-throughput"))
     return sec
 
 
-def ecn_section(ctx: Context) -> Section:
+def ecn_section(ctx: Context) -> Section | None:
     a = ctx.analysis
-    sec = Section("ecn", "ECN and CNP", INTROS["ecn"])
     if not ctx.packets.ce.any() and a.cnps.empty:
-        sec.empty = "No CE-marked packets and no CNPs in this capture."
-        return sec
+        return None
+    sec = Section("ecn", "ECN and CNP", INTROS["ecn"])
     fig = ecn_figure(ctx.packets, a.cnps, ctx.bins, ctx.origin_ns)
     sec.figures.append(figure_block(fig, "fig-ecn"))
     return sec
 
 
-def pfc_section(ctx: Context) -> Section:
+def pfc_section(ctx: Context) -> Section | None:
     a = ctx.analysis
-    sec = Section("pfc", "PFC", INTROS["pfc"])
     if a.pfc.empty:
-        sec.empty = "No PFC frames in this capture."
-        return sec
+        return None
+    sec = Section("pfc", "PFC", INTROS["pfc"])
     sec.figures.append(figure_block(pfc_figure(a.pfc, ctx.bins, ctx.origin_ns), "fig-pfc"))
     sec.tables.append(tables.pfc_table(a.pfc))
     return sec
 
 
 def ordered_sections(ctx: Context) -> list[Section]:
-    """The panel of the most severe finding first, so the problem is on first view."""
-    sections = [psn_section(ctx), throughput_section(ctx), ecn_section(ctx), pfc_section(ctx)]
+    """The panels that have data, the one of the most severe finding first, so the problem
+    is on first view."""
+    built = (psn_section(ctx), throughput_section(ctx), ecn_section(ctx), pfc_section(ctx))
+    sections = [s for s in built if s is not None]
     findings = sorted_findings(ctx.analysis.findings)
     if len(findings):
         lead = SECTION_FOR_CODE.get(str(findings["code"].iloc[0]), "psn")

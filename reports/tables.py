@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup, escape
 
+from rocetrace.flowkey import hex_qp
 from rocetrace.reports.data import flow_keys, ints, seconds
 
 Cell = tuple[str, Any]
@@ -74,7 +75,8 @@ def flows_table(flows: pd.DataFrame, graphed: set[int], max_rows: int = 5_000) -
         key = keys.get(fid, str(fid))
         link = Markup(f'<a href="#psn-{fid}">{escape(key)}</a>') if fid in graphed else key
         cells: list[Cell] = [(link, key), text(r.get("role")), text(r.get("transport"))]
-        for _, col in FLOW_COLUMNS[3:13]:
+        cells.append(_qp(r.get("peer_qp")))
+        for _, col in FLOW_COLUMNS[4:13]:
             cells.append(num(r.get(col)))
         cells.append(text(r.get("retransmission_mode")))
         cells += [num(r.get(c)) for c in ("ecn_ce_packets", "cnps", "cnps_without_ce")]
@@ -114,7 +116,7 @@ def qos_table(flows: pd.DataFrame, cnps: pd.DataFrame) -> Table:
                 text(r.get("role")),
                 num(r.get("udp_sport"), "{}"),
                 num(dscp, "{}"),
-                num(r.get("vlan_pcp"), "{}"),
+                _pcp(r.get("vlan_pcp")),
                 num(prio, "{}"),
                 text("–" if ecn_ok is None else "yes" if ecn_ok else "NO"),
                 text(cnp),
@@ -124,6 +126,20 @@ def qos_table(flows: pd.DataFrame, cnps: pd.DataFrame) -> Table:
     headers = ["flow", "role", "UDP sport", "DSCP", "PCP", "DSCP>>3", "ECN-capable", "CNP DSCP"]
     note = "Highlighted: not ECN-capable, or CNPs not in a higher class than the data."
     return Table("qos", headers, rows, {2, 3, 4, 5}, note, hot)
+
+
+def _qp(value: Any) -> Cell:
+    """A QP cell in hex, as Wireshark and NIC tools show QPs (sorted by number)."""
+    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
+        return ("–", -1)
+    return (hex_qp(int(value)), int(value))
+
+
+def _pcp(value: Any) -> Cell:
+    """A PCP cell: "untagged" for frames without an 802.1Q tag (null, or -1 of old tables)."""
+    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
+        return ("untagged", -1)
+    return ("untagged", -1) if int(value) < 0 else (str(int(value)), int(value))
 
 
 def entropy_table(flows: pd.DataFrame) -> Table:
@@ -138,7 +154,7 @@ def entropy_table(flows: pd.DataFrame) -> Table:
     for (src, dst), g in f.groupby([f["src_ip"].astype(str), f["dst_ip"].astype(str)]):
         ports = g["_sport"].value_counts()
         p = ports.to_numpy() / ports.sum()
-        bits = float(-(p * np.log2(p)).sum())
+        bits = abs(float(-(p * np.log2(p)).sum()))  # one port: 0 bits, not -0.00
         worst = int(ports.iloc[0])
         rows.append(
             [
@@ -191,7 +207,9 @@ def episodes_table(
 
 
 def pfc_table(pfc: pd.DataFrame) -> Table:
-    """Per priority: pause and resume frames, total quanta, total time paused."""
+    """Per priority: pause and resume frames, total quanta, total time paused (as long as
+    each pause held: the figure the JSON summary and the findings give)."""
+    held = "held_s" if "held_s" in pfc else "paused_s"
     pause = pd.Series(pfc["pause"]).fillna(False).astype(bool)
     g = pfc.assign(_p=ints(pfc["priority"]), _pause=pause).groupby("_p")
     rows = [
@@ -200,7 +218,7 @@ def pfc_table(pfc: pd.DataFrame) -> Table:
             num(int(x["_pause"].sum())),
             num(int((~x["_pause"]).sum())),
             num(int(ints(x["quanta"], 0).sum())),
-            num(float(pd.to_numeric(x["paused_s"]).sum()) * 1e3, "{:,.3f}"),
+            num(float(pd.to_numeric(x[held]).sum()) * 1e3, "{:,.3f}"),
         ]
         for p, x in g
     ]

@@ -102,7 +102,7 @@ def test_a_gap_away_from_malformed_frames_is_still_a_capture_drop(tmp_path: Path
     del frames[15]  # PSN 15 never captured
     path = write_capture(tmp_path / "x.pcap", frames_ts(len(frames)), frames)
     gaps = [f for f in analyze(path).summary()["findings"] if f["code"] == "capture_gap"]
-    assert len(gaps) == 1 and gaps[0]["message"].startswith("1 PSN(s) missing")
+    assert len(gaps) == 1 and gaps[0]["message"].startswith("1 PSN missing")
 
 
 def test_a_snap_length_cut_is_not_malformed(tmp_path: Path) -> None:

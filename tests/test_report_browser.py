@@ -6,7 +6,10 @@ report is saved next to it in tmp_path for a human look.
 
 from __future__ import annotations
 
+import os
 import shutil
+import struct
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -95,9 +98,73 @@ def test_table_sorts_and_filters(browser: Any, tmp_path: Path) -> None:
         "#table-flows tbody tr", "rows => rows.map(r => +r.cells[4].dataset.v)"
     )
     assert first == sorted(first)
-    page.fill("[data-table='flows'] input.filter", "/256")
+    page.fill("[data-table='flows'] input.filter", "/0x100")  # QPs read in hex
     shown = page.eval_on_selector_all(
         "#table-flows tbody tr", "rows => rows.filter(r => r.style.display !== 'none').length"
     )
     assert shown == 1
+    page.close()
+
+
+PANELS = ("verdict", "findings", "psn", "throughput", "ecn", "pfc", "flows", "episodes", "qos")
+PANELS += ("entropy", "capture")
+# Where the screenshots of the reorganised report are kept: ROCETRACE_SCREENSHOTS=docs/screenshots
+SHOTS = os.environ.get("ROCETRACE_SCREENSHOTS")
+
+
+def png_pixels(data: bytes) -> bytes:
+    """The raw (filtered) scanlines of a PNG: enough to tell a blank image from a drawing."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    chunks, at = [], 8
+    while at < len(data):
+        size, kind = struct.unpack(">I4s", data[at : at + 8])
+        if kind == b"IDAT":
+            chunks.append(data[at + 8 : at + 8 + size])
+        at += 12 + size
+    return zlib.decompress(b"".join(chunks))
+
+
+OVERLAPS = """() => Array.from(document.querySelectorAll('div.plot')).flatMap(plot => {
+    const legend = plot.querySelector('g.legend');
+    if (!legend) return [];
+    const l = legend.getBoundingClientRect();
+    return Array.from(plot.querySelectorAll('rect.nsewdrag')).filter(d => {
+        const r = d.getBoundingClientRect();
+        return l.left < r.right && r.left < l.right && l.top < r.bottom && r.top < l.bottom;
+    }).map(() => plot.id);
+})"""
+
+
+def test_each_panel_renders_beside_its_legend_and_is_screenshotted(
+    browser: Any, tmp_path: Path
+) -> None:
+    """The reorganised report of a real analysis with every panel (loss on three QPs, ECN
+    marks and CNPs, PFC pauses), panel by panel: every figure drawn, no legend over a plot,
+    a screenshot of each panel that is not blank (kept in docs/ with ROCETRACE_SCREENSHOTS)."""
+    import rocetrace
+    from rocetrace.generate import Loss, generate
+    from rocetrace.generate.scenario import PfcOnLoss
+
+    generate("gbn-loss", tmp_path / "every.pcap", seed=3, qps=3, ce_rate=0.03, messages=16,
+             pfc_on_loss=PfcOnLoss(), losses=(Loss(every=150),))  # fmt: skip
+    report = render_report(rocetrace.analyze(tmp_path / "every.pcap"), tmp_path / "r.html")
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(report.as_uri())
+    page.wait_for_function("document.body.hasAttribute('data-rendered')", timeout=60_000)
+    order = page.eval_on_selector_all("main > section", "s => s.map(x => x.id)")
+    assert order[:2] == ["verdict", "findings"] and set(PANELS) <= set(order)
+    assert page.evaluate(OVERLAPS) == []
+    for panel in PANELS:
+        section = page.locator(f"section#{panel}")
+        drawn = section.evaluate(
+            "s => Array.from(s.querySelectorAll('div.plot')).map("
+            "d => !!d.querySelector('.main-svg') || !!d.querySelector('canvas'))"
+        )
+        assert all(drawn), panel
+        shot = section.screenshot()
+        assert len(set(png_pixels(shot)[::3])) > 8, f"{panel}: blank screenshot"
+        (tmp_path / f"report-{panel}.png").write_bytes(shot)
+        if SHOTS:
+            Path(SHOTS).mkdir(parents=True, exist_ok=True)
+            (Path(SHOTS) / f"report-{panel}.png").write_bytes(shot)
     page.close()

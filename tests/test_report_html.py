@@ -137,12 +137,23 @@ def test_empty_analysis_renders(analysis: Analysis) -> None:
 
 
 def test_terminal_summary_lists_verdict_findings_counts_and_path(analysis: Analysis) -> None:
-    text = terminal_summary(analysis, report_path="x.html")
+    text = terminal_summary(analysis, report_path="x.html", columns=200)
     lines = text.splitlines()
     assert lines[0].startswith("2 retransmission episodes")
-    assert "CRITICAL pfc_storm" in lines[1]
+    first = next(i for i, line in enumerate(lines) if line.startswith("  CRITICAL"))
+    assert lines[first] == "  CRITICAL PFC storm [pfc_storm]"  # after the verdict's lines
+    assert all(line.startswith("  ") for line in lines[1:first])
     assert lines[-1] == "Report: x.html"
     assert f"{len(analysis.packets):,} frames" in text
+
+
+@pytest.mark.parametrize("columns", [60, 80, 132])
+def test_terminal_summary_fits_its_width_and_cuts_nothing(analysis: Analysis, columns: int) -> None:
+    text = terminal_summary(analysis, report_path="x.html", columns=columns)
+    assert max(len(line) for line in text.splitlines()) <= columns
+    assert "…" not in text.replace("… and", "")  # nothing cut short, only "… and N more"
+    words = " ".join(str(m) for m in analysis.findings["message"].head(1)).split()
+    assert all(w in text.split() for w in words)
 
 
 @pytest.mark.parametrize(

@@ -60,8 +60,9 @@ def _events(df: pd.DataFrame, table: schema.Table, keys: np.ndarray, **extra: An
         added["flow"] = _keys_of(df["flow_id"], keys)
     for col in table.columns:
         if col.type == schema.column.TIME and col.name not in df:
-            ns = "ts_ns" if col.name == "time" else col.name.replace("_time", "_ns")
-            added |= _times(df, ((col.name, ns),))
+            stem = col.name.removesuffix("time")  # "", "first_", "start_", ...
+            ns = next((c for c in (f"{stem}ts_ns", f"{stem}ns") if c in df), None)
+            added |= _times(df, ((col.name, ns),)) if ns else {}
     return conform(df.assign(**added) if added else df, table)
 
 
@@ -75,8 +76,6 @@ def finished(a: Analysis) -> Analysis:
     for name in ("naks", "cnps", "pfc", "pfc_pauses", "udp_sports", "anomalies"):
         setattr(a, name, _events(getattr(a, name), schema.TABLES[name], keys))
     a.cm_connections = _events(a.cm_connections, schema.CM_CONNECTIONS, keys)
-    first_ns = pd.to_numeric(a.findings["first_ts"], errors="coerce") * 1e9
-    a.findings = _events(a.findings.assign(first_ns=first_ns.round()), schema.FINDINGS, keys)
-    a.findings = a.findings.drop(columns="first_ns")
+    a.findings = _events(a.findings, schema.FINDINGS, keys)
     a.packets = conform(a.packets, schema.PACKETS)
     return a

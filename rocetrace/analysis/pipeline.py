@@ -138,6 +138,7 @@ def analyze_packets(
         capture=info,
         capture_gaps=sequence.capture_gaps(conv, pp, model),
         anomalies=anomalies.anomaly_table(conv, pp, model, connections),
+        pfc=pfc_rows,
     )
     return finished(
         Analysis(

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from rocetrace.dissectors.aeth import AckKind
 from rocetrace.dissectors.opcodes import OPCODES, Operation, Transport
-from rocetrace.schema import MALFORMED_ROCE
+from rocetrace.schema import MALFORMED_ROCE, ROCE_ENCAPS
 
 # Packet kinds: what a frame is in its connection.
 OTHER, REQUEST, READ_RESPONSE, ACK, NAK, RNR_NAK, ATOMIC_ACK, CNP, PFC = range(9)
@@ -28,7 +28,6 @@ _TRANSPORT_CODE |= {Transport.CNP: 4, Transport.XRC: 5}
 _POSITION_CODE = {None: POS_NONE, "first": POS_FIRST, "middle": POS_MIDDLE}
 _POSITION_CODE |= {"last": POS_LAST, "only": POS_ONLY}
 UD = _TRANSPORT_CODE[Transport.UD]
-ROCE_ENCAPS = ("roce_v2", "roce_v1", "vxlan+roce_v2")
 
 
 def _luts() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

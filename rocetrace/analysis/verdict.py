@@ -1,7 +1,9 @@
 """The verdict: what happened, in one line, from the analysis tables themselves.
 
-It never says "clean" when the capture shows NAKs, resends, PSN gaps, timeouts, stalls or
-named anomalies, whatever the findings' severities: a reviewer reads this line first.
+It never says "clean" when the capture shows NAKs, resends, PSN gaps, timeouts, stalls,
+named anomalies, congestion signals, PFC pauses or any finding, whatever the findings'
+severities: a reviewer reads this line first. The report, the terminal and the JSON
+summary all print this one line.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
+
+from rocetrace.analysis.advice import entry
 
 SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}
 
@@ -49,6 +53,52 @@ def _flow_total(flows: pd.DataFrame, column: str) -> int:
     return int(flows[column].sum()) if flows is not None and column in flows else 0
 
 
+# Findings the counts below already tell; any other finding is named by its title.
+COUNTED = {
+    "psn_sequence_error", "rnr_nak", "timeout_retransmission", "read_reissue",
+    "retransmission_unknown", "capture_gap", "congestion", "pfc_pause", "cnp_without_ce",
+    "psn_reuse", "ack_unsent_psn", "stall", "qp_reuse", "reordering",
+}  # fmt: skip
+
+
+def _signals(a: Any) -> list[str]:
+    """Congestion and PFC: CE marks, CNPs, pauses and how long they held."""
+    parts = []
+    ce = _flow_total(a.flows, "ecn_ce_packets")
+    if ce:
+        parts.append(_count(ce, "CE-marked packet"))
+    cnps = len(a.cnps) if a.cnps is not None else 0
+    if cnps:
+        parts.append(_count(cnps, "CNP"))
+    pauses = len(a.pfc_pauses) if a.pfc_pauses is not None else 0
+    held = float(a.pfc["held_s"].sum()) if "held_s" in getattr(a.pfc, "columns", ()) else 0.0
+    if pauses:
+        parts.append(f"{_count(pauses, 'PFC pause')} ({held * 1e3:,.1f} ms paused)")
+    return parts
+
+
+def _named(findings: pd.DataFrame, told: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """The titles of findings (but those whose code is in `told`), most severe first, with
+    their QPs."""
+    if findings is None or not len(findings) or "title" not in findings:
+        return []
+    out = []
+    for r in findings.itertuples():
+        if str(r.code) in told:
+            continue
+        listed: Any = getattr(r, "flows", None)
+        flows = len(listed) if isinstance(listed, list) else 0
+        title = _in_a_sentence(r.title if isinstance(r.title, str) else entry(str(r.code)).title)
+        out.append(f"{title} on {_count(flows, 'QP')}" if flows else title)
+    return out
+
+
+def _in_a_sentence(title: str) -> str:
+    """'Go-back-0 livelock' -> 'go-back-0 livelock'; 'PFC storm' and 'RoCE ...' stay."""
+    word = title.split(" ", 1)[0]
+    return title[0].lower() + title[1:] if word[1:] == word[1:].lower() else title
+
+
 def _parts(a: Any) -> list[str]:
     """What happened, most telling first."""
     flows = a.flows
@@ -66,12 +116,7 @@ def _parts(a: Any) -> list[str]:
     if anomalies is not None and len(anomalies):
         for code, n in anomalies["code"].value_counts().items():
             parts.append(_count(int(n), str(code).replace("_", " ")))
-    cnps = len(a.cnps) if a.cnps is not None else 0
-    if cnps:
-        parts.append(_count(cnps, "CNP"))
-    pfc = len(a.pfc_pauses) if a.pfc_pauses is not None else 0
-    parts.append(f"{_count(pfc, 'PFC pause')}" if pfc else "no PFC")
-    return parts
+    return parts + _signals(a) + _named(a.findings, COUNTED)
 
 
 def _roce_packets(a: Any) -> int | None:
@@ -93,14 +138,14 @@ def verdict(a: Any) -> Verdict:
         level = next((s for s in SEVERITY_RANK if counts.get(s, 0)), "clean")
         detail = f"the capture holds no RoCE packets; {detail or 'no findings'}"
         return Verdict(level, "No RoCE traffic", detail)
-    parts = _parts(a)
-    eventful = len(parts) > 1 or parts[0] != "no PFC"
+    parts = _parts(a) or _named(findings)  # never "Clean" beside a finding
     level = next((s for s in SEVERITY_RANK if counts.get(s, 0)), "clean")
-    if level == "clean" and eventful:
+    if level == "clean" and parts:
         level = "info"
-    if eventful:
-        title = "; ".join(parts)
-    else:
-        quiet = "no loss, no retransmission, no congestion signal"
-        title = f"Clean: {quiet}" if level == "clean" else quiet[0].upper() + quiet[1:]
-    return Verdict(level, title, detail or "no findings")
+    if parts:
+        return Verdict(level, "; ".join(parts) + ("" if _has_pfc(a) else "; no PFC"), detail)
+    return Verdict(level, "Clean: no loss, no retransmission, no congestion signal", "no findings")
+
+
+def _has_pfc(a: Any) -> bool:
+    return a.pfc_pauses is not None and len(a.pfc_pauses) > 0

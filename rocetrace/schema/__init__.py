@@ -27,6 +27,7 @@ from rocetrace.schema.packet_table import (
     MALFORMED_ROCE,
     PACKET_COLUMN_NAMES,
     PACKET_COLUMNS,
+    ROCE_ENCAPS,
     packet_dtypes,
 )
 
@@ -76,6 +77,7 @@ __all__ = [
     "PACKETS",
     "PACKET_COLUMNS",
     "PACKET_COLUMN_NAMES",
+    "ROCE_ENCAPS",
     "SEVERITIES",
     "TABLES",
     "U8",

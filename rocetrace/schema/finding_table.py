@@ -21,9 +21,14 @@ FINDINGS = Table(
         Column("flow_id", I64, "that flow's id"),
         Column("flows", TEXTS, "keys of every affected flow, most affected first"),
         Column("count", I64, "events counted (NAKs, resends, CNPs, pauses, ...)"),
-        Column("first_ts", F64, "first evidence", "s since the epoch"),
+        Column("first_ts", F64, "first evidence (the summary's first_ts)", "s since the epoch"),
+        Column("first_ts_ns", I64, "the same instant", "ns since the epoch"),
         Column("first_time", TIME, "the same instant as a UTC timestamp"),
-        Column("frames", INTS, f"evidence frame numbers, the first {MAX_FRAMES} in time"),
+        Column(
+            "frames",
+            INTS,
+            f"evidence frame numbers (at most {MAX_FRAMES}), earliest evidence first",
+        ),
         Column(
             "loss_location",
             TEXT,

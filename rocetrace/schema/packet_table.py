@@ -12,6 +12,7 @@ from functools import cache
 from rocetrace.schema.column import CATEGORY, FLAG, U8, U16, U32, U64, Column
 
 ENCAPS = ("roce_v2", "roce_v1", "vxlan+roce_v2", "pfc", "other")
+ROCE_ENCAPS = ENCAPS[:3]  # frames that carry a BTH
 ICRC_STATUSES = ("ok", "bad", "uncheckable")
 
 PACKET_COLUMNS: tuple[Column, ...] = (
