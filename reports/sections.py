@@ -138,26 +138,26 @@ def _mode_text(mode: object) -> str:
     return f"recovery: {mode}"
 
 
+def psn_figure_of(ctx: Context, fid: int) -> go.Figure:
+    """The tcptrace-style graph of one flow, titled with its key, role, size and mode."""
+    a = ctx.analysis
+    flow = a.flows[ints(a.flows["flow_id"]) == fid].iloc[0]
+    acks = _peer_ack_rows(ctx, flow)
+    naks, cnps = _of_flow(a.naks, fid), _of_flow(a.cnps, fid)
+    graph = psn_graph(ctx.packets, flow, acks, naks, cnps, ctx.origin_ns)
+    parts = [str(ctx.keys.get(fid, fid)), str(flow.get("role", ""))]
+    parts += [f"{int(flow['packets']):,} packets", _mode_text(flow.get("retransmission_mode"))]
+    return psn_figure(graph, " · ".join(parts))
+
+
 def psn_section(ctx: Context) -> Section | None:
     """One tcptrace-style graph per top flow (none: no flow carries requests)."""
-    a = ctx.analysis
     if ctx.top.empty:
         return None
     sec = Section("psn", "PSN timelines", INTROS["psn"])
-    for _, flow in ctx.top.iterrows():
-        fid = int(flow["flow_id"])
-        acks = _peer_ack_rows(ctx, flow)
-        naks, cnps = _of_flow(a.naks, fid), _of_flow(a.cnps, fid)
-        graph = psn_graph(ctx.packets, flow, acks, naks, cnps, ctx.origin_ns)
-        title = " · ".join(
-            [
-                str(ctx.keys.get(fid, fid)),
-                str(flow.get("role", "")),
-                f"{int(flow['packets']):,} packets",
-                _mode_text(flow.get("retransmission_mode")),
-            ]
-        )
-        sec.figures.append(figure_block(psn_figure(graph, title), f"fig-psn-{fid}", f"psn-{fid}"))
+    for fid in ints(ctx.top["flow_id"]).tolist():
+        fig = psn_figure_of(ctx, fid)
+        sec.figures.append(figure_block(fig, f"fig-psn-{fid}", f"psn-{fid}"))
     if ctx.others > 0:
         sec.intro += (
             f" The {len(ctx.top)} most eventful flows are drawn;"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
+from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -15,3 +18,17 @@ def analyze(path: Any, **options: Any) -> Analysis:
     from rocetrace.analysis.api import analyze as _analyze
 
     return _analyze(path, **options)
+
+
+def load(folder: str | Path) -> Analysis:
+    """An analysis saved with `Analysis.save(folder)`, every table and the capture's info."""
+    from rocetrace.store import load as _load
+
+    return _load(folder)
+
+
+def __getattr__(name: str) -> ModuleType:
+    """`rocetrace.psn` without an import of its own (and without numpy at CLI start-up)."""
+    if name == "psn":
+        return importlib.import_module("rocetrace.psn")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,7 +14,10 @@ import pandas as pd
 
 from rocetrace.analysis.pipeline import analyze_packets
 from rocetrace.analysis.result import Analysis
+from rocetrace.keywords import reject_unknown
 
+# Keyword options analyze() passes on to the pipeline.
+OPTIONS = ("link_speed", "roce_port", "progress", "ts_resolution_ns")
 _SPEED = re.compile(r"^\s*([0-9.]+)\s*([kKmMgGtT]?)(?:b(?:it)?(?:/?s|ps)?)?\s*$")
 _SCALE = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
 
@@ -37,7 +40,10 @@ def analyze(
     progress: Callable[[str], None] | None = None,
     **options: Any,
 ) -> Analysis:
-    """Read a capture (a path, a `Capture`, or a packet-table DataFrame) and analyse it."""
+    """Read a capture (a path, a `Capture`, or a packet-table DataFrame) and analyse it.
+    Options beyond these: `ts_resolution_ns` (the clock's resolution when the file does not
+    say it); any other keyword is a TypeError naming the closest option."""
+    reject_unknown("analyze", options, OPTIONS)
     bps = parse_link_speed(link_speed)
     mads = None  # a bare packet table holds no MAD bytes: no CM pairing
     if isinstance(path_or_capture, pd.DataFrame):

@@ -1,17 +1,29 @@
-"""The result of an analysis: DataFrames a person can slice, plus the JSON summary.
+"""The result of an analysis: tables a person can slice, plots on demand, the JSON summary.
 
-Tables and their columns are the contract in docs/analysis-tables.md.
+Every table is declared in rocetrace/schema/ (docs/tables.md). In a notebook an Analysis
+shows its verdict, top findings and busiest flows; `.flow(key)` and `.select(...)` give a
+smaller Analysis; `.plot` draws; `.save(folder)` / `rocetrace.load(folder)` keep it whole.
+The methods are thin: the work is in rocetrace.notebook and rocetrace.store.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
+from rocetrace.keywords import reject_unknown
 
-@dataclass
+if TYPE_CHECKING:
+    from rocetrace.notebook.plots import Plots
+
+SELECT_OPTIONS = ("qp", "src", "dst", "t0", "t1")
+
+
+@dataclass(repr=False)
 class Analysis:
     packets: pd.DataFrame
     flows: pd.DataFrame
@@ -27,11 +39,11 @@ class Analysis:
     pfc_pauses: pd.DataFrame = field(default_factory=pd.DataFrame)
     udp_sports: pd.DataFrame = field(default_factory=pd.DataFrame)
     capture_facts: dict[str, Any] = field(default_factory=dict)
-    # The CM connections of the capture (rocetrace.analysis.cm.CONNECTION_DTYPES).
+    # The CM connections of the capture (rocetrace.schema.CM_CONNECTIONS).
     cm_connections: pd.DataFrame = field(default_factory=pd.DataFrame)
     # The capture's clock as measured on it (rocetrace.analysis.tolerances.Tolerances).
     tolerances: Any = None
-    # Named protocol anomalies (rocetrace.analysis.anomalies.ANOMALY_COLUMNS).
+    # Named protocol anomalies (rocetrace.schema.ANOMALY_TABLE).
     anomalies: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def summary(self) -> dict[str, Any]:
@@ -39,3 +51,50 @@ class Analysis:
         from rocetrace.analysis.summary import build_summary
 
         return build_summary(self)
+
+    def flow(self, key: Any) -> Analysis:
+        """One flow and its reverse direction: a key "10.0.0.1>10.0.0.2/0x11" (the QP in
+        hex or decimal) or a flow id. KeyError names the closest keys."""
+        from rocetrace.notebook.selection import flow_id_of, select, with_reverse
+
+        fid = flow_id_of(self.flows, key)
+        return select(self, with_reverse(self.flows, np.array([fid])), None, None)
+
+    def select(self, **criteria: Any) -> Analysis:
+        """The flows that match every criterion, with their reverse flows, and the events
+        in a time window: `qp` (either end's QP), `src`, `dst` (IP addresses), `t0`, `t1`
+        (a timestamp, UTC unless it says otherwise, or seconds since the first RoCE frame)."""
+        from rocetrace.notebook.selection import matching_flows, select, with_reverse
+
+        reject_unknown("select", criteria, SELECT_OPTIONS)
+        get = criteria.get
+        ids = None
+        if any(get(k) is not None for k in ("qp", "src", "dst")):
+            ids = with_reverse(
+                self.flows, matching_flows(self.flows, get("qp"), get("src"), get("dst"))
+            )
+        return select(self, ids, get("t0"), get("t1"))
+
+    @property
+    def plot(self) -> Plots:
+        """Figures on demand: `.psn(flow)`, `.timeline()`, `.cnp()`, `.pfc()` (plotly)."""
+        from rocetrace.notebook.plots import Plots
+
+        return Plots(self)
+
+    def save(self, folder: str | Path) -> Path:
+        """Every table (Parquet) and the capture's info (manifest.json) in a folder;
+        `rocetrace.load(folder)` gives this analysis back."""
+        from rocetrace.store import save
+
+        return save(self, folder)
+
+    def __repr__(self) -> str:
+        from rocetrace.notebook.view import text_repr
+
+        return text_repr(self)
+
+    def _repr_html_(self) -> str:
+        from rocetrace.notebook.view import html_repr
+
+        return html_repr(self)

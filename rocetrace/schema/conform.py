@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from rocetrace.schema.column import INTS, LISTS, TEXT, TIME, Column, Table
+from rocetrace.schema.column import CATEGORY, INTS, LISTS, TEXT, TIME, Column, Table
 
 
 def dtypes(table: Table) -> dict[str, Any]:
@@ -92,7 +92,20 @@ def cast(values: pd.Series, col: Column) -> Any:
         return pd.array(text.tolist(), dtype=col.dtype)
     if isinstance(col.type, pa.DataType):
         return _arrow(values, col)
+    if col.type == CATEGORY and isinstance(values.dtype, pd.ArrowDtype):
+        return _integer_category(values)
     return values.astype(col.dtype).array
+
+
+def _integer_category(values: pd.Series) -> Any:
+    """An integer categorical back from its Arrow integers (Parquet keeps no integer
+    dictionaries), its categories in numpy's dtype as the decoder makes them."""
+    dtype: Any = values.dtype
+    known = values.notna().to_numpy(bool)
+    numbers = values.to_numpy(dtype.numpy_dtype, na_value=0)
+    categories = pd.Index(np.unique(numbers[known]))
+    codes = np.where(known, np.searchsorted(categories, numbers), -1)
+    return pd.Categorical.from_codes(codes, categories=categories)
 
 
 def conform(df: pd.DataFrame, table: Table) -> pd.DataFrame:
