@@ -17,7 +17,7 @@ from scapy.packet import Packet, Padding, Raw
 from rocetrace.dissectors.cnp import CNP_OPCODE
 from rocetrace.dissectors.mad import CM_MESSAGES, GSI_Q_KEY, GSI_QP, MAD_SIZE, CmAttr
 from rocetrace.dissectors.opcodes import lookup
-from rocetrace.dissectors.pfc import PFC_DST_MAC, PFC_ETHERTYPE
+from rocetrace.dissectors.pfc_header import PFC_DST_MAC, PFC_ETHERTYPE
 from rocetrace.dissectors.scapy_layers import BTH, GRH, LAYERS, MAD, PFC, ROCE_V2_UDP_PORT
 
 ETHERNET_MIN_FRAME = 60  # without FCS

@@ -25,7 +25,19 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Dot1Q, Ether
 from scapy.packet import Packet, Raw, bind_layers
 
-from rocetrace.dissectors import aeth, atomic, bth, cnp, deth, grh, immdt, mad, pfc, reth, xrceth
+from rocetrace.dissectors import (
+    aeth,
+    atomic,
+    bth,
+    cnp,
+    deth,
+    grh,
+    immdt,
+    mad,
+    pfc_header,
+    reth,
+    xrceth,
+)
 from rocetrace.dissectors.header import Header
 from rocetrace.dissectors.icrc import ICRC_LEN, compute_icrc, compute_icrc_v1, icrc_bytes
 from rocetrace.dissectors.opcodes import lookup
@@ -219,8 +231,8 @@ class PFC(Packet):
     """802.1Qbb PFC frame (MAC control); what follows in the frame is Ethernet padding."""
 
     name = "PFC"
-    header = pfc.PFC
-    fields_desc = scapy_fields(pfc.PFC, {"opcode": pfc.PFC_OPCODE})
+    header = pfc_header.PFC
+    fields_desc = scapy_fields(pfc_header.PFC, {"opcode": pfc_header.PFC_OPCODE})
 
     def extract_padding(self, s: bytes) -> tuple[bytes, bytes]:
         return b"", s
@@ -271,7 +283,7 @@ def _bind_first(lower: type[Packet], upper: type[Packet], **fields: int) -> None
 _bind_first(UDP, BTH, dport=ROCE_V2_UDP_PORT)
 _bind_first(Ether, GRH, type=grh.ROCE_V1_ETHERTYPE)
 _bind_first(Dot1Q, GRH, type=grh.ROCE_V1_ETHERTYPE)
-_bind_first(Ether, PFC, type=pfc.PFC_ETHERTYPE)
+_bind_first(Ether, PFC, type=pfc_header.PFC_ETHERTYPE)
 bind_layers(GRH, BTH, next_hdr=grh.GRH_NEXT_HEADER_BTH)
 
 __all__ = [

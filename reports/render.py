@@ -20,8 +20,8 @@ from rocetrace.analysis.result import Analysis
 from rocetrace.analysis.verdict import verdict
 from rocetrace.output import write_text
 from rocetrace.reports import tables
+from rocetrace.reports.capture_facts import capture_facts, capture_mapping, headline
 from rocetrace.reports.finding_views import finding_views
-from rocetrace.reports.header import capture_facts, capture_mapping, headline
 from rocetrace.reports.sections import Context, ordered_sections
 
 DEFAULT_TOP_FLOWS = 8

@@ -19,7 +19,7 @@ import pandas as pd
 from rocetrace.analysis.pipeline import analyze_packets
 from rocetrace.capture import read_capture
 from rocetrace.generate import generate
-from rocetrace.generate.table import ROLE_REQUEST
+from rocetrace.generate.wire_table import ROLE_REQUEST
 
 # How a capture is re-clocked the way real capture points write it: a microsecond clock,
 # or each timestamp moved by up to +-N ns with the records left in arrival order.

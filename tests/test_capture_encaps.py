@@ -17,7 +17,7 @@ from rocetrace.dissectors.aeth import AETH
 from rocetrace.dissectors.deth import DETH
 from rocetrace.dissectors.icrc import icrc_bytes
 from rocetrace.dissectors.immdt import IMMDT
-from rocetrace.dissectors.pfc import PFC
+from rocetrace.dissectors.pfc_header import PFC
 
 
 def decode(tmp_path: Path, frames: list[bytes], linktype: int = 1) -> pd.DataFrame:

@@ -25,7 +25,7 @@ from test_capture_formats import _block, bth, frames_ts, roce_v2
 
 from rocetrace.capture import iter_capture, read_capture, write_capture
 from rocetrace.dissectors.aeth import AETH
-from rocetrace.dissectors.pfc import PFC
+from rocetrace.dissectors.pfc_header import PFC
 from rocetrace.dissectors.reth import RETH
 from rocetrace.errors import RocetraceError
 from rocetrace.schema import ANOMALIES, PACKET_COLUMN_NAMES

@@ -12,7 +12,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.utils import rdpcap
 
-from rocetrace.dissectors import aeth, atomic, bth, cnp, deth, grh, immdt, pfc, reth, xrceth
+from rocetrace.dissectors import aeth, atomic, bth, cnp, deth, grh, immdt, pfc_header, reth, xrceth
 from rocetrace.dissectors.header import Header, NeedData
 from rocetrace.dissectors.icrc import compute_icrc, compute_icrc_v1, icrc_bytes, stored_icrc
 
@@ -31,7 +31,7 @@ SPEC_SIZES: dict[Header, int] = {
     atomic.ATOMIC_ACK_ETH: 8,
     cnp.CNP_PAYLOAD: 16,
     grh.GRH: 40,
-    pfc.PFC: 20,
+    pfc_header.PFC: 20,
 }
 HEADERS = list(SPEC_SIZES)
 
@@ -137,9 +137,9 @@ def test_aeth_syndrome_helpers() -> None:
 
 
 def test_pfc_pause_time() -> None:
-    assert pfc.pause_seconds(0xFFFF, 100e9) == pytest.approx(335.5e-6, rel=1e-3)
-    assert pfc.pause_seconds(0, 100e9) == 0.0
-    assert pfc.pause_seconds(1, 10e9) == pytest.approx(51.2e-9)
+    assert pfc_header.pause_seconds(0xFFFF, 100e9) == pytest.approx(335.5e-6, rel=1e-3)
+    assert pfc_header.pause_seconds(0, 100e9) == 0.0
+    assert pfc_header.pause_seconds(1, 10e9) == pytest.approx(51.2e-9)
 
 
 def _roce_ip_packets(paths: list[Path]) -> list[bytes]:

@@ -12,8 +12,8 @@ from rocetrace.dissectors.opcodes import OPCODES
 from rocetrace.generate.encap import Encap
 from rocetrace.generate.frames import build_frames
 from rocetrace.generate.hosts import Hosts, make_hosts
-from rocetrace.generate.reference import EXT_COLUMNS, default_payload, pfc_frame, roce_frame
-from rocetrace.generate.table import PFC, PacketTable
+from rocetrace.generate.reference_frames import EXT_COLUMNS, default_payload, pfc_frame, roce_frame
+from rocetrace.generate.wire_table import PFC, PacketTable
 
 # Every RC/UC/UD opcode the generator emits, plus CNP.
 OPS = [0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C,

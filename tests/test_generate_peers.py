@@ -11,7 +11,7 @@ from cm_oracle import reference_cm_mads
 
 from rocetrace.dissectors.mad import CmAttr
 from rocetrace.generate import Loss, generate
-from rocetrace.generate.table import ROLE_REQUEST, ROLE_RESPONSE
+from rocetrace.generate.wire_table import ROLE_REQUEST, ROLE_RESPONSE
 
 READ_REQUEST, ACK = 0x0C, 0x11
 READ_RESPONSES = (0x0D, 0x0E, 0x0F, 0x10)

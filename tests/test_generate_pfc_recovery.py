@@ -12,7 +12,7 @@ import pytest
 from rocetrace.generate import generate
 from rocetrace.generate.presets import preset
 from rocetrace.generate.sim import SimResult, Simulation
-from rocetrace.generate.table import PFC, ROLE_REQUEST
+from rocetrace.generate.wire_table import PFC, ROLE_REQUEST
 
 SEEDS = range(100)
 

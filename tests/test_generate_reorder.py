@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rocetrace.generate import generate
-from rocetrace.generate.table import ROLE_REQUEST
+from rocetrace.generate.wire_table import ROLE_REQUEST
 from rocetrace.link import wire_ns
 
 NAK_KIND = 3

@@ -11,7 +11,7 @@ import pytest
 
 from rocetrace.dissectors.aeth import AckKind, ack_kind
 from rocetrace.generate import Loss, PfcStorm, generate
-from rocetrace.generate.table import PFC, ROLE_REQUEST, ROLE_RESPONSE
+from rocetrace.generate.wire_table import PFC, ROLE_REQUEST, ROLE_RESPONSE
 
 SMALL = {"mtu": 256, "message_size": 2048}
 NAK, ACK = 0x11, 0x11

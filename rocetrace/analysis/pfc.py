@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rocetrace.dissectors.pfc import pause_seconds
+from rocetrace.dissectors.pfc_header import pause_seconds
 from rocetrace.schema.conform import empty_frame
 
 PFC_COLUMNS = ["frame", "ts_ns", "src_mac", "priority", "quanta", "pause", "paused_s", "held_s"]

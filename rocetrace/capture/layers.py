@@ -16,7 +16,7 @@ from rocetrace.dissectors.deth import DETH, RDETH
 from rocetrace.dissectors.header import Header
 from rocetrace.dissectors.immdt import IETH, IMMDT
 from rocetrace.dissectors.opcodes import OPCODES
-from rocetrace.dissectors.pfc import PFC
+from rocetrace.dissectors.pfc_header import PFC
 from rocetrace.dissectors.reth import FETH, RETH
 from rocetrace.dissectors.xrceth import XRCETH
 

@@ -20,7 +20,7 @@ import platformdirs
 
 _HERE = Path(__file__).resolve().parent
 # The modules whose numba kernels are compiled with this cache directory.
-_KEYED = (_HERE / "kernels.py",)
+_KEYED = (_HERE / "numba_kernels.py",)
 
 
 def _sources_key() -> str:

@@ -21,8 +21,8 @@ from rocetrace.generate.model import PSN_MOD, RKEY, Conn, Message, _segment_opco
 from rocetrace.generate.responder import ACK_CREDITS
 from rocetrace.generate.scenario import Scenario
 from rocetrace.generate.sim import SimResult
-from rocetrace.generate.table import ROLE_REQUEST, ROLE_RESPONSE, PacketTable
 from rocetrace.generate.topology import VA_BASE, encap_of, make_connections
+from rocetrace.generate.wire_table import ROLE_REQUEST, ROLE_RESPONSE, PacketTable
 from rocetrace.link import wire_ns
 
 READ_REQUEST, ACK = 0x0C, 0x11

@@ -10,7 +10,7 @@ import numpy as np
 
 from rocetrace.generate.malformed import MALFORMED_NAMES
 from rocetrace.generate.scenario import Scenario
-from rocetrace.generate.table import (
+from rocetrace.generate.wire_table import (
     DELIVERED,
     LOST_BEFORE_MIRROR,
     MALFORMED,

@@ -13,7 +13,8 @@ from rocetrace.generate.hosts import Hosts
 from rocetrace.generate.model import Conn, Episode, wire
 from rocetrace.generate.scenario import Scenario
 from rocetrace.generate.sim import SimResult
-from rocetrace.generate.table import (
+from rocetrace.generate.vantage import VantageCapture
+from rocetrace.generate.wire_table import (
     DELIVERED,
     LOST_BEFORE_MIRROR,
     ROLE_CNP,
@@ -23,7 +24,6 @@ from rocetrace.generate.table import (
     ROLE_RESPONSE,
     PacketTable,
 )
-from rocetrace.generate.vantage import VantageCapture
 
 ROLE_NAMES = {ROLE_REQUEST: "request", ROLE_RESPONSE: "response", ROLE_CNP: "cnp",
               ROLE_PFC: "pfc", ROLE_OTHER: "other"}  # fmt: skip

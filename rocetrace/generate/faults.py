@@ -11,7 +11,7 @@ import numpy as np
 from rocetrace.dissectors.aeth import AckKind, ack_kind
 from rocetrace.dissectors.opcodes import OPCODES, Operation
 from rocetrace.generate.scenario import Loss, Scenario
-from rocetrace.generate.table import (
+from rocetrace.generate.wire_table import (
     DELIVERED,
     LOST_AFTER_MIRROR,
     LOST_BEFORE_MIRROR,

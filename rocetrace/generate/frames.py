@@ -17,7 +17,7 @@ from rocetrace.dissectors.bth import BTH
 from rocetrace.dissectors.grh import GRH
 from rocetrace.dissectors.header import Field, Header
 from rocetrace.dissectors.opcodes import OPCODES
-from rocetrace.generate import kernels
+from rocetrace.generate import numba_kernels
 from rocetrace.generate.encap import (
     DOT1Q,
     IPV4,
@@ -29,14 +29,14 @@ from rocetrace.generate.encap import (
     roce_layout,
 )
 from rocetrace.generate.hosts import Hosts
-from rocetrace.generate.reference import (
+from rocetrace.generate.reference_frames import (
     BTH_COLUMNS,
     EXT_COLUMNS,
     default_payload,
     pfc_frame,
     roce_frame,
 )
-from rocetrace.generate.table import MALFORMED, PFC, ROCE, PacketTable
+from rocetrace.generate.wire_table import MALFORMED, PFC, ROCE, PacketTable
 
 
 @dataclass
@@ -136,7 +136,7 @@ def _roce_group(
     heads = np.repeat(template[None, : layout.payload_off], len(rows), axis=0)
     _patch_roce(heads, rows, encap, hosts)
     tail = template[layout.payload_off : layout.icrc_off]
-    icrcs = kernels.icrc_rows(heads, layout.ip_off, icrc_mask(encap, layout), tail)
+    icrcs = numba_kernels.icrc_rows(heads, layout.ip_off, icrc_mask(encap, layout), tail)
     return heads, template[layout.payload_off :].copy(), icrcs, layout.icrc_off, len(template)
 
 
@@ -184,7 +184,7 @@ def build_frames(
     empty, none = np.zeros(0, np.uint8), np.zeros(0, np.uint32)
     for idx, heads, rest in parts:
         tail, icrcs, icrc_off = rest if rest else (empty, none, -1)
-        kernels.scatter_frames(flat, offsets[idx], heads[:, :snaplen], tail, icrcs, icrc_off)
+        numba_kernels.scatter_frames(flat, offsets[idx], heads[:, :snaplen], tail, icrcs, icrc_off)
     return Frames(flat, offsets, lengths, wire)
 
 

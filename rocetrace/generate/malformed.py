@@ -8,7 +8,7 @@ from rocetrace.dissectors.bth import BTH
 from rocetrace.dissectors.opcodes import OPCODES
 from rocetrace.generate.encap import ETH_IPV4, ETHERNET, MIN_FRAME, ROCE_V2_PORT, UDP, Encap
 from rocetrace.generate.hosts import Hosts
-from rocetrace.generate.reference import _ipv4, default_payload, roce_frame
+from rocetrace.generate.reference_frames import _ipv4, default_payload, roce_frame
 
 BAD_ICRC, TRUNCATED_BTH, UNKNOWN_OPCODE = 1, 2, 3
 MALFORMED_NAMES = {

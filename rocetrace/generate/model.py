@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rocetrace.generate.scenario import Scenario
-from rocetrace.generate.table import ROLE_REQUEST, ROLE_RESPONSE
+from rocetrace.generate.wire_table import ROLE_REQUEST, ROLE_RESPONSE
 from rocetrace.psn import PSN_HALF, PSN_MOD
 
 QKEY = 0x11111111

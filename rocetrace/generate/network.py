@@ -17,7 +17,7 @@ import numpy as np
 from rocetrace.generate.encap import Encap, roce_layout
 from rocetrace.generate.faults import LossModel, SlowPath
 from rocetrace.generate.scenario import Scenario
-from rocetrace.generate.table import DELIVERED, LOST_BEFORE_MIRROR, ROCE
+from rocetrace.generate.wire_table import DELIVERED, LOST_BEFORE_MIRROR, ROCE
 from rocetrace.link import wire_ns
 
 Packet = dict[str, Any]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from rocetrace.dissectors.aeth import RNR_TIMER_US, AckKind, NakCode, ack_kind
 from rocetrace.generate.dcqcn import Dcqcn
 from rocetrace.generate.model import Conn, Episode, Message, request_packet, unwrap
-from rocetrace.generate.table import ROLE_REQUEST, ROLE_RESPONSE
+from rocetrace.generate.wire_table import ROLE_REQUEST, ROLE_RESPONSE
 
 if TYPE_CHECKING:
     from rocetrace.generate.network import Packet

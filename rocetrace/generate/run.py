@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from rocetrace import __version__
-from rocetrace.generate.cm import CmPlan
+from rocetrace.generate.cm_exchange import CmPlan
 from rocetrace.generate.facts import v2_facts
 from rocetrace.generate.frames import frame_lengths
 from rocetrace.generate.hosts import Hosts, make_hosts
@@ -27,9 +27,9 @@ from rocetrace.generate.sidecar import (
     pfc_truth,
 )
 from rocetrace.generate.sim import SimResult, Simulation
-from rocetrace.generate.table import PacketTable
 from rocetrace.generate.topology import encap_of
 from rocetrace.generate.vantage import VantageCapture, capture_paths, shoot
+from rocetrace.generate.wire_table import PacketTable
 
 
 @dataclass
@@ -117,7 +117,7 @@ def run_model(sc: Scenario, seed: int) -> tuple[PacketTable, SimResult, CmPlan |
     wire, res = simulate(sc, seed)
     plan = None
     if sc.cm:
-        from rocetrace.generate.cm import add_cm_exchange
+        from rocetrace.generate.cm_exchange import add_cm_exchange
 
         wire, plan = add_cm_exchange(wire, res, sc, seed)
     wire.cols["wire_len"] = frame_lengths(wire, encap_of(sc))

@@ -7,15 +7,15 @@ from typing import Any
 
 import numpy as np
 
-from rocetrace.dissectors.pfc import pause_seconds
-from rocetrace.generate.episodes import episode_truth, resolve_by_host
+from rocetrace.dissectors.pfc_header import pause_seconds
+from rocetrace.generate.episode_truth import episode_truth, resolve_by_host
 from rocetrace.generate.hosts import Hosts
 from rocetrace.generate.malformed import MALFORMED_NAMES
 from rocetrace.generate.model import Episode
 from rocetrace.generate.scenario import Scenario
 from rocetrace.generate.sim import SimResult
-from rocetrace.generate.table import MALFORMED, PFC, ROLE_REQUEST, PacketTable
 from rocetrace.generate.truth import CNP, find_flows, flow_key, flow_truth, group_by_key
+from rocetrace.generate.wire_table import MALFORMED, PFC, ROLE_REQUEST, PacketTable
 
 SCHEMA = "rocetrace.truth/2"
 STORM_S = 0.1

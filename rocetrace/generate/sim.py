@@ -17,12 +17,12 @@ from rocetrace.generate.faults import SlowPath
 from rocetrace.generate.ledger import CnpCause, Ledger
 from rocetrace.generate.model import Conn, Episode, Message
 from rocetrace.generate.network import EventLoop, Network, Packet
-from rocetrace.generate.pfc import pause_after_drop, storm
+from rocetrace.generate.pause_windows import pause_after_drop, storm
 from rocetrace.generate.requester import Requester
 from rocetrace.generate.responder import Responder
 from rocetrace.generate.scenario import Scenario
-from rocetrace.generate.table import ROLE_CNP, ROLE_REQUEST
 from rocetrace.generate.topology import encap_of, make_connections, make_messages
+from rocetrace.generate.wire_table import ROLE_CNP, ROLE_REQUEST
 
 
 @dataclass

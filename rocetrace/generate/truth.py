@@ -16,7 +16,7 @@ import numpy as np
 from rocetrace.dissectors.aeth import AckKind, NakCode
 from rocetrace.generate.hosts import Hosts
 from rocetrace.generate.model import PSN_HALF, PSN_MOD, Conn, Message
-from rocetrace.generate.table import MALFORMED, ROCE, ROLE_REQUEST, ROLE_RESPONSE, PacketTable
+from rocetrace.generate.wire_table import MALFORMED, ROCE, ROLE_REQUEST, ROLE_RESPONSE, PacketTable
 
 NAK_NAMES = {
     NakCode.PSN_SEQUENCE_ERROR: "psn_sequence_error",

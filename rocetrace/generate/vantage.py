@@ -15,8 +15,8 @@ from rocetrace.generate.clock import Clock, stamp
 from rocetrace.generate.frames import build_frames
 from rocetrace.generate.hosts import Hosts
 from rocetrace.generate.scenario import VANTAGES, Scenario
-from rocetrace.generate.table import PacketTable
 from rocetrace.generate.topology import encap_of
+from rocetrace.generate.wire_table import PacketTable
 
 
 @dataclass

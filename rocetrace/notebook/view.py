@@ -25,7 +25,7 @@ FLOW_COLUMNS = (
 
 
 def _source(a: Analysis) -> str:
-    from rocetrace.reports.header import capture_mapping
+    from rocetrace.reports.capture_facts import capture_mapping
 
     cap = capture_mapping(a.capture)
     return str(cap.get("path") or cap.get("file") or "a packet table")

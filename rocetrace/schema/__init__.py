@@ -18,7 +18,7 @@ from rocetrace.schema.event_tables import CNPS, NAKS, PACKET_EXTRAS, RETRANSMISS
 from rocetrace.schema.fabric_tables import ANOMALIES as ANOMALY_TABLE
 from rocetrace.schema.fabric_tables import CM_CONNECTIONS, PFC, PFC_PAUSES, UDP_SPORTS
 from rocetrace.schema.finding_table import FINDINGS, MAX_FRAMES, SEVERITIES
-from rocetrace.schema.flow_table import FLOWS, NAK_KINDS
+from rocetrace.schema.flow_columns import FLOWS, NAK_KINDS
 from rocetrace.schema.packet_table import (
     ANOMALIES,
     ENCAPS,

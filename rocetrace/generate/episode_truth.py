@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from rocetrace.generate.model import PSN_HALF, PSN_MOD, Episode, unwrap, wire
-from rocetrace.generate.table import ROLE_REQUEST, PacketTable
 from rocetrace.generate.truth import FlowRows
+from rocetrace.generate.wire_table import ROLE_REQUEST, PacketTable
 
 NS = 1e-9
 COVERAGE = 0.5  # resent share of a range at most which a skip shows selective repeat

@@ -20,7 +20,7 @@ from rocetrace.generate.hosts import Hosts, make_hosts
 from rocetrace.generate.model import Conn
 from rocetrace.generate.scenario import Scenario
 from rocetrace.generate.sim import SimResult
-from rocetrace.generate.table import ROCE, ROLE_REQUEST, PacketTable
+from rocetrace.generate.wire_table import ROCE, ROLE_REQUEST, PacketTable
 from rocetrace.psn import PSN_MOD
 
 UD_SEND_ONLY = 0x64

@@ -2,7 +2,7 @@
 status each gives under `decode`, `analyze --json` and `report` (tests/test_reliability_fuzz.py
 holds rocetrace to it; the fuzz gate mutates these files too).
 
-    python tests/data/hostile/regenerate.py
+    python tests/data/hostile/regenerate_hostile.py
 
 Deterministic: the same bytes every run.
 """

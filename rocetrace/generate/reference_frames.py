@@ -12,7 +12,7 @@ from rocetrace.dissectors.bth import BTH
 from rocetrace.dissectors.grh import GRH
 from rocetrace.dissectors.icrc import compute_icrc, compute_icrc_v1, icrc_bytes
 from rocetrace.dissectors.opcodes import OPCODES
-from rocetrace.dissectors.pfc import PFC, PFC_DST_MAC, PFC_ETHERTYPE, PFC_OPCODE
+from rocetrace.dissectors.pfc_header import PFC, PFC_DST_MAC, PFC_ETHERTYPE, PFC_OPCODE
 from rocetrace.generate.encap import (
     DOT1Q,
     ETH_IPV4,

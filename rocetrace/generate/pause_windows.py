@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from rocetrace.generate.encap import MIN_FRAME
 from rocetrace.generate.ledger import NIC, SWITCH_EGRESS, PauseWindow
-from rocetrace.generate.table import PFC, ROLE_PFC, ROLE_REQUEST
+from rocetrace.generate.wire_table import PFC, ROLE_PFC, ROLE_REQUEST
 
 if TYPE_CHECKING:
     from rocetrace.generate.network import Packet
