@@ -1,6 +1,6 @@
 """The clock line between two vantages from one-way delays, as a two-variable linear
 program solved by hand (numpy only): which lines `offset + drift * t` no matched packet
-contradicts, the one with the widest margin, and how far any other such line can be.
+contradicts, one in the middle of them, and how far any other such line can be.
 
 A packet that left the reference side first and reached this vantage later bounds the
 line from above (it cannot arrive before it was sent: delay >= 0), one going the other
@@ -30,7 +30,7 @@ class Line:
     theta: float  # ns, at tau = 0
     rho: float  # drift, a fraction (1e-6 = 1 ppm)
     uncertainty: float  # ns: how far a line no packet contradicts can be, over the data
-    margin: float  # ns: the widest corridor's half width (< 0: the packets contradict)
+    margin: float  # ns: the corridor's half width at this slope (< 0: the packets contradict)
 
 
 def _golden_max(f: Callable[[float], float], a: float, b: float) -> float:
@@ -76,8 +76,8 @@ def _envelope(tau: np.ndarray, value: np.ndarray, lowest: bool) -> tuple[np.ndar
 def fit_line(
     tau: np.ndarray, d: np.ndarray, later: np.ndarray, earlier: np.ndarray, slack: np.ndarray
 ) -> Line:
-    """The widest-margin line under the upper bounds d + slack (`later`: this vantage saw
-    the packet after the other did) and above the lower bounds d - slack (`earlier`).
+    """A line in the middle of those under the upper bounds d + slack (`later`: this vantage
+    saw the packet after the other did) and above the lower bounds d - slack (`earlier`).
     tau: reference time after the pivot; d: this vantage's timestamp minus the other's
     reference time. Both sets must be non-empty."""
     base = float(np.median(d))
@@ -98,12 +98,21 @@ def fit_line(
     def margin(rho: float) -> float:
         return hi(rho) - lo(rho)
 
-    rho = _golden_max(margin, -MAX_DRIFT, MAX_DRIFT)
-    best = margin(rho)
-    theta = (hi(rho) + lo(rho)) / 2
+    peak = _golden_max(margin, -MAX_DRIFT, MAX_DRIFT)
+    best = margin(peak)
     if best < 0:  # the packets contradict every line: the slack was too small by this much
-        return Line(theta + base, rho, float(np.max(slack)) - best / 2, best / 2)
-    a, b = _crossing(margin, rho, -MAX_DRIFT), _crossing(margin, rho, MAX_DRIFT)
+        theta = (hi(peak) + lo(peak)) / 2
+        return Line(theta + base, peak, float(np.max(slack)) - best / 2, best / 2)
+
+    def upper_half(rho: float) -> float:
+        return margin(rho) - best / 2
+
+    # The drift: the middle of the slopes with at least half the widest margin. Where the
+    # packets pin the drift down this is the peak; where they cannot (a short capture),
+    # the middle of what they allow, not an extreme the margin barely prefers.
+    rho = (_crossing(upper_half, peak, -MAX_DRIFT) + _crossing(upper_half, peak, MAX_DRIFT)) / 2
+    theta = (hi(rho) + lo(rho)) / 2
+    a, b = _crossing(margin, peak, -MAX_DRIFT), _crossing(margin, peak, MAX_DRIFT)
     span = np.concatenate([ut, lt])
     worst = 0.0
     for at in (float(span.min()), 0.0, float(span.max())):
@@ -111,4 +120,4 @@ def fit_line(
         top = hi(_golden_max(partial(hi, at=at), a, b), at)
         bottom = lo(_golden_max(partial(sunk, at=at), a, b), at)
         worst = max(worst, top - est, est - bottom)
-    return Line(theta + base, rho, worst, best / 2)
+    return Line(theta + base, rho, worst, margin(rho) / 2)
