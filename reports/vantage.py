@@ -129,6 +129,19 @@ def _ladder(packet: np.ndarray, x: np.ndarray, lane: np.ndarray) -> tuple[Any, A
     return lx.tolist(), ly.tolist()
 
 
+def _lost_trace(lost: pd.DataFrame, origin_ns: int) -> go.Scatter:
+    """A red X on the lane of the vantage that should have seen each lost packet next."""
+    return go.Scatter(
+        x=rel_ms(lost["ts_ns"], origin_ns),
+        y=lost["missing_at"].astype(str),
+        mode="markers",
+        name="lost before here",
+        text=[f"PSN {int(p)}" for p in lost["psn"]],
+        marker={"color": "#d62728", "size": 12, "symbol": "x"},
+        hoverinfo="x+y+text",
+    )
+
+
 def timeline_figure(a: Any, flow_id: int, origin_ns: int) -> go.Figure:
     """One lane per vantage: each sighting of the flow's packets at its aligned time, a
     line joining the sightings of one packet, a red X where a lost packet went missing."""
@@ -163,17 +176,7 @@ def timeline_figure(a: Any, flow_id: int, origin_ns: int) -> go.Figure:
     )
     lost = a.losses[ints(a.losses["flow_id"]) == flow_id]
     if len(lost):
-        fig.add_trace(
-            go.Scatter(
-                x=rel_ms(lost["ts_ns"], origin_ns),
-                y=lost["missing_at"].astype(str),
-                mode="markers",
-                name="lost before here",
-                text=[f"PSN {int(p)}" for p in lost["psn"]],
-                marker={"color": "#d62728", "size": 12, "symbol": "x"},
-                hoverinfo="x+y+text",
-            )
-        )
+        fig.add_trace(_lost_trace(lost, origin_ns))
     flow = a.flows[ints(a.flows["flow_id"]) == flow_id].iloc[0]
     title = f"{flow['src_ip']}>{flow['dst_ip']}/{int(flow['dest_qp'])}: sightings per vantage"
     fig.update_layout(

@@ -111,7 +111,8 @@ def read_vantage(
     file = np.repeat(np.arange(len(caps), dtype=np.int16), sizes)
     file_frame = np.concatenate([np.arange(1, n + 1, dtype=np.int64) for n in sizes])
     infos = [c.info for c in caps]
-    return VantageTable(v, packets, file, file_frame, combined_info(infos, v), _mads(caps), infos)
+    info = combined_info(infos, ",".join(str(f) for f in v.files))
+    return VantageTable(v, packets, file, file_frame, info, _mads(caps), infos)
 
 
 def concat_tables(tables: list[pd.DataFrame]) -> pd.DataFrame:
@@ -135,7 +136,7 @@ def _mads(caps: list[Any]) -> pd.DataFrame | None:
     return pd.concat(parts, ignore_index=True) if parts else None
 
 
-def combined_info(infos: list[CaptureInfo], v: Vantage) -> CaptureInfo:
+def combined_info(infos: list[CaptureInfo], path: str) -> CaptureInfo:
     """One CaptureInfo for several files: counts summed, the coarsest clock resolution."""
     first = [i.first_ts_ns for i in infos if i.first_ts_ns is not None]
     last = [i.last_ts_ns for i in infos if i.last_ts_ns is not None]
@@ -154,7 +155,7 @@ def combined_info(infos: list[CaptureInfo], v: Vantage) -> CaptureInfo:
         "tail_bytes",
     )
     return CaptureInfo(
-        Path(",".join(str(f) for f in v.files)),
+        Path(path),
         "+".join(sorted({i.format for i in infos})),
         any(i.compressed for i in infos),
         link_types=sorted({lt for i in infos for lt in i.link_types}),

@@ -73,6 +73,43 @@ def _envelope(tau: np.ndarray, value: np.ndarray, lowest: bool) -> tuple[np.ndar
     return tau[keep], value[keep]
 
 
+@dataclass(frozen=True)
+class _Bounds:
+    """Upper bounds (ut, uv) and lower bounds (lt, lv) on a line's value at times tau."""
+
+    ut: np.ndarray
+    uv: np.ndarray
+    lt: np.ndarray
+    lv: np.ndarray
+
+    def hi(self, rho: float, at: float = 0.0) -> float:
+        """The highest value at tau = `at` of a line of slope rho under every upper bound."""
+        return float(np.min(self.uv - rho * (self.ut - at)))
+
+    def lo(self, rho: float, at: float = 0.0) -> float:
+        """The lowest value at `at` of a line of slope rho above every lower bound."""
+        return float(np.max(self.lv - rho * (self.lt - at)))
+
+    def sunk(self, rho: float, at: float = 0.0) -> float:
+        return -self.lo(rho, at)
+
+    def margin(self, rho: float) -> float:
+        """The corridor's width at slope rho (< 0: no line of that slope fits)."""
+        return self.hi(rho) - self.lo(rho)
+
+    def spread(self, theta: float, rho: float, a: float, b: float) -> float:
+        """How far a line of slope in [a, b] under and above every bound can be from
+        theta + rho * tau, at the first and last bound and at the pivot."""
+        span = np.concatenate([self.ut, self.lt])
+        worst = 0.0
+        for at in (float(span.min()), 0.0, float(span.max())):
+            est = theta + rho * at
+            top = self.hi(_golden_max(partial(self.hi, at=at), a, b), at)
+            bottom = self.lo(_golden_max(partial(self.sunk, at=at), a, b), at)
+            worst = max(worst, top - est, est - bottom)
+        return worst
+
+
 def fit_line(
     tau: np.ndarray, d: np.ndarray, later: np.ndarray, earlier: np.ndarray, slack: np.ndarray
 ) -> Line:
@@ -83,41 +120,21 @@ def fit_line(
     base = float(np.median(d))
     ut, uv = _envelope(tau[later], d[later] - base + slack[later], lowest=True)
     lt, lv = _envelope(tau[earlier], d[earlier] - base - slack[earlier], lowest=False)
-
-    def hi(rho: float, at: float = 0.0) -> float:
-        """The highest value at tau = `at` of a line of slope rho under every upper bound."""
-        return float(np.min(uv - rho * (ut - at)))
-
-    def lo(rho: float, at: float = 0.0) -> float:
-        """The lowest value at `at` of a line of slope rho above every lower bound."""
-        return float(np.max(lv - rho * (lt - at)))
-
-    def sunk(rho: float, at: float = 0.0) -> float:
-        return -lo(rho, at)
-
-    def margin(rho: float) -> float:
-        return hi(rho) - lo(rho)
-
-    peak = _golden_max(margin, -MAX_DRIFT, MAX_DRIFT)
-    best = margin(peak)
+    bounds = _Bounds(ut, uv, lt, lv)
+    peak = _golden_max(bounds.margin, -MAX_DRIFT, MAX_DRIFT)
+    best = bounds.margin(peak)
     if best < 0:  # the packets contradict every line: the slack was too small by this much
-        theta = (hi(peak) + lo(peak)) / 2
+        theta = (bounds.hi(peak) + bounds.lo(peak)) / 2
         return Line(theta + base, peak, float(np.max(slack)) - best / 2, best / 2)
 
     def upper_half(rho: float) -> float:
-        return margin(rho) - best / 2
+        return bounds.margin(rho) - best / 2
 
     # The drift: the middle of the slopes with at least half the widest margin. Where the
     # packets pin the drift down this is the peak; where they cannot (a short capture),
     # the middle of what they allow, not an extreme the margin barely prefers.
     rho = (_crossing(upper_half, peak, -MAX_DRIFT) + _crossing(upper_half, peak, MAX_DRIFT)) / 2
-    theta = (hi(rho) + lo(rho)) / 2
-    a, b = _crossing(margin, peak, -MAX_DRIFT), _crossing(margin, peak, MAX_DRIFT)
-    span = np.concatenate([ut, lt])
-    worst = 0.0
-    for at in (float(span.min()), 0.0, float(span.max())):
-        est = theta + rho * at
-        top = hi(_golden_max(partial(hi, at=at), a, b), at)
-        bottom = lo(_golden_max(partial(sunk, at=at), a, b), at)
-        worst = max(worst, top - est, est - bottom)
-    return Line(theta + base, rho, worst, margin(rho) / 2)
+    theta = (bounds.hi(rho) + bounds.lo(rho)) / 2
+    a = _crossing(bounds.margin, peak, -MAX_DRIFT)
+    b = _crossing(bounds.margin, peak, MAX_DRIFT)
+    return Line(theta + base, rho, bounds.spread(theta, rho, a, b), bounds.margin(rho) / 2)

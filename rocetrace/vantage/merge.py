@@ -16,7 +16,7 @@ row of its own vantage.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from rocetrace.analysis.prepared import ROCE_ENCAPS
 from rocetrace.capture import CaptureInfo
-from rocetrace.vantage.inputs import VantageTable, concat_tables
+from rocetrace.vantage.inputs import VantageTable, combined_info, concat_tables
 from rocetrace.vantage.match import ints
 
 MERGED_COLUMNS: dict[str, tuple[str, str]] = {
@@ -183,31 +183,18 @@ def merged_mads(
 
 
 def merged_info(tables: Sequence[VantageTable], merged: pd.DataFrame) -> CaptureInfo:
-    """The merged capture's facts: counts of the merged table (each packet once), the
-    coarsest clock resolution of the vantages, the files named per vantage."""
+    """The merged capture's facts: the vantages' files and damage (combined_info), counted
+    on the merged table where a packet is once, with the vantages' files named."""
     roce = int(merged["encap"].isin(ROCE_ENCAPS).sum())
-    counts: dict[str, int] = {}
-    for t in tables:
-        for k, n in t.info.anomaly_counts.items():
-            counts[k] = counts.get(k, 0) + n
     ts = merged["ts_ns"]
     files = "; ".join(f"{t.name}={','.join(str(f) for f in t.vantage.files)}" for t in tables)
-    return CaptureInfo(
-        Path(files),
-        "merged",
-        any(t.info.compressed for t in tables),
-        link_types=sorted({lt for t in tables for lt in t.info.link_types}),
-        ts_resolution_ns=max(t.info.ts_resolution_ns for t in tables),
-        snaplen=max(t.info.snaplen for t in tables),
+    return replace(
+        combined_info([t.info for t in tables], files),
+        format="merged",
         packets=len(merged),
         roce_packets=roce,
         non_roce_packets=len(merged) - roce,
-        malformed_packets=sum(t.info.malformed_packets for t in tables),
         truncated_packets=int((merged["cap_len"] < merged["wire_len"]).sum()),
-        incomplete_tail=any(t.info.incomplete_tail for t in tables),
-        corrupt_records=sum(t.info.corrupt_records for t in tables),
-        skipped_bytes=sum(t.info.skipped_bytes for t in tables),
         first_ts_ns=int(ts.min()) if len(ts) else None,
         last_ts_ns=int(ts.max()) if len(ts) else None,
-        anomaly_counts=counts,
     )
