@@ -1,7 +1,7 @@
 """What the vantages add to the findings: where packets were lost (per segment, with the
 frames and where to look), episodes whose loss no pair of vantages brackets, captures that
 missed packets, clocks that could not be aligned. And per retransmission episode, the
-segment where its first resent PSN vanished."""
+segment where the packet it recovered vanished."""
 
 from __future__ import annotations
 

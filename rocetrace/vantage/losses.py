@@ -22,9 +22,10 @@ TOTAL_COLUMNS: dict[str, tuple[str, str]] = {
 
 
 def resent_later(merged: pd.DataFrame) -> np.ndarray:
-    """Per merged row, whether its flow sent the same PSN again in a later row (a real loss
-    is always recovered by a resend, a capture's miss never is). Rows, not timestamps: a
-    microsecond clock gives a packet and its resend one stamp."""
+    """Per merged row, whether its flow sent the same PSN again in a later row (RC recovers
+    every lost request by a resend; a packet a capture only missed needs none, though a
+    go-back-N may resend it anyway). Rows, not timestamps: a microsecond clock gives a
+    packet and its resend one stamp."""
     keys = ["src_ip", "dst_ip", "dest_qp", "psn"]
     key = merged.groupby(keys, observed=True, sort=False, dropna=False).ngroup().to_numpy()
     last = pd.Series(np.arange(len(merged))).groupby(key).transform("max").to_numpy()
@@ -36,13 +37,8 @@ def loss_table(b: Built, lost: pd.DataFrame, merged: pd.DataFrame) -> pd.DataFra
     lost = lost.sort_values("t", kind="stable")
     at = b.row_of[lost["packet"].to_numpy()]
     m = merged.iloc[at]
-    names = [t.name for t in b.tables]
-    src_v = lost["from_v"].to_numpy()
-    row = b.s["row"].to_numpy()[lost["sighting"].to_numpy()]
-    files = [
-        str(b.tables[v].vantage.files[b.tables[v].file[r]]) for v, r in zip(src_v, row, strict=True)
-    ]
-    frames = [int(b.tables[v].file_frame[r]) for v, r in zip(src_v, row, strict=True)]
+    names = np.array(b.names, dtype=object)
+    files, _, frames = b.located(lost["sighting"].to_numpy())
     data = {
         "packet": at + 1,
         "flow_id": m["flow_id"].to_numpy(),
@@ -51,8 +47,8 @@ def loss_table(b: Built, lost: pd.DataFrame, merged: pd.DataFrame) -> pd.DataFra
         "dest_qp": m["dest_qp"].to_numpy(np.int64),
         "psn": m["psn"].to_numpy(np.int64),
         "opcode_name": m["opcode_name"].astype(str),
-        "last_seen_at": [names[v] for v in src_v],
-        "missing_at": [names[v] for v in lost["to_v"].to_numpy()],
+        "last_seen_at": names[lost["from_v"].to_numpy(np.int64)],
+        "missing_at": names[lost["to_v"].to_numpy(np.int64)],
         "ts_ns": lost["t"].to_numpy(),
         "file": files,
         "frame": frames,

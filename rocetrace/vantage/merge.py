@@ -31,8 +31,9 @@ MERGED_COLUMNS: dict[str, tuple[str, str]] = {
     "frame": ("uint32", "row number of the merged table, 1-based (not any file's frame)"),
     "ts_ns": (
         "int64",
-        "when it passed the first vantage of its path, on the first vantage's "
-        "clock (seen there; else its first sighting less the median delay from there)",
+        "when it passed the first vantage of its path, on the first vantage's clock (seen "
+        "there; else its first sighting less the delay from there of the nearest packet of "
+        "its direction seen at both)",
     ),
     "ecn": ("uint8[pyarrow]", "the highest ECN any vantage saw (CE once marked on the way)"),
     "vantage": ("category", "the vantage whose sighting the row carries"),

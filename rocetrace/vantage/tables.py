@@ -94,6 +94,18 @@ class Built:
     def names(self) -> list[str]:
         return [t.name for t in self.tables]
 
+    def located(self, sightings: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per sighting row: the path of its file, the file's index in its vantage's files
+        and its frame number within that file."""
+        v, row = self.s["vantage"].to_numpy()[sightings], self.s["row"].to_numpy()[sightings]
+        path = np.empty(len(sightings), object)
+        file, frame = np.zeros(len(sightings), np.int16), row + 1
+        for k, t in enumerate(self.tables):
+            at = v == k
+            file[at], frame[at] = t.file[row[at]], t.file_frame[row[at]]
+            path[at] = np.array([str(f) for f in t.vantage.files], object)[file[at]]
+        return path, file, frame
+
 
 def typed(data: dict[str, Any], columns: dict[str, tuple[str, str]]) -> pd.DataFrame:
     """A table with exactly the declared columns, in order and dtype."""
@@ -130,11 +142,7 @@ def vantage_table(
 def sighting_table(b: Built) -> pd.DataFrame:
     """SIGHTING_OUT_COLUMNS: one row per frame of every vantage, by merged frame."""
     v, row = b.s["vantage"].to_numpy(), b.s["row"].to_numpy()
-    file = np.zeros(len(row), np.int16)
-    file_frame = row + 1
-    for k, t in enumerate(b.tables):
-        at = v == k
-        file[at], file_frame[at] = t.file[row[at]], t.file_frame[row[at]]
+    _, file, file_frame = b.located(np.arange(len(row)))
     data = {
         "packet": b.row_of[b.packet] + 1,
         "vantage": pd.Categorical.from_codes(v.astype(np.int64), pd.Index(b.names)),
