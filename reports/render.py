@@ -23,6 +23,7 @@ from rocetrace.reports import tables
 from rocetrace.reports.capture_facts import capture_facts, capture_mapping, headline
 from rocetrace.reports.finding_views import finding_views
 from rocetrace.reports.sections import Context, ordered_sections
+from rocetrace.reports.vantage_section import with_vantage_section
 
 DEFAULT_TOP_FLOWS = 8
 PlotlyJs = Literal["inline", "cdn"]
@@ -62,7 +63,7 @@ def build_context(
     """Everything the template needs, from the analysis tables only."""
     ctx = Context.of(analysis, top_flows)
     a = analysis
-    sections = ordered_sections(ctx)
+    sections = with_vantage_section(ctx, ordered_sections(ctx))
     cap = capture_mapping(a.capture)
     file = cap.get("path") or cap.get("file")
     findings = finding_views(a.findings, a.retransmissions, ctx.keys, ctx.graphed, ctx.origin_ns)

@@ -74,6 +74,7 @@ class Section:
     intro: str = ""
     figures: list[FigureBlock] = field(default_factory=list)
     tables: list[tables.Table] = field(default_factory=list)
+    empty: str = ""  # a line for a section that has no figure or table of a kind
 
 
 def figure_block(fig: go.Figure, fig_id: str, anchor: str = "") -> FigureBlock:

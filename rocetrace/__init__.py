@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -14,7 +15,13 @@ __version__ = "0.1.0"
 
 
 def analyze(path: Any, **options: Any) -> Analysis:
-    """Analyse a capture: see rocetrace.analysis.api.analyze (imported lazily: fast CLI start)."""
+    """Analyse a capture: see rocetrace.analysis.api.analyze (imported lazily: fast CLI start).
+    A mapping {vantage name: path or [rotated paths]} is several captures of the same
+    traffic, merged: see rocetrace.vantage.vantage_api.analyze_vantages."""
+    if isinstance(path, Mapping):
+        from rocetrace.vantage.vantage_api import analyze_vantages
+
+        return analyze_vantages(path, **options)
     from rocetrace.analysis.api import analyze as _analyze
 
     return _analyze(path, **options)

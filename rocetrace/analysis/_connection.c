@@ -311,6 +311,16 @@ static void take_nak(Machine *m, Episode *E, Py_ssize_t k)
     E->nak_kind = nk->kind;
 }
 
+/* One more resend (event i, last PSN `end`) in episode E's run. */
+static void extend(Episode *E, Py_ssize_t i, int64_t end)
+{
+    E->n_resent++;
+    E->last_ev = i;
+    E->cursor = end + 1;
+    if (end > E->end_ext)
+        E->end_ext = end;
+}
+
 /* Episode E answers NAK k with a run from PSN `from`. A go-back-0 (a run from below the
  * NAKed PSN) redoes the whole message: the requester takes the NAK as an ACK of what
  * precedes the message only, so a later NAK inside it is no stale one, and a timer
@@ -342,11 +352,7 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
          * answer or more of this one is open, and so is this resumption */
         if (c->open >= 0 && m->eps.at[c->open].start_kind == S_ASKED)
             E->cut_by_split = 1;
-        E->n_resent++;
-        E->last_ev = i;
-        E->cursor = end + 1;
-        if (end > E->end_ext)
-            E->end_ext = end;
+        extend(E, i, end);
         r->episode[i] = c->cut;
         c->open = c->cut;
         c->cut = -1;
@@ -434,11 +440,7 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
     }
     if (e != E->start_ext && e != E->last_sent_first && !nak_seen(m, c, e))
         E->unasked++;
-    E->n_resent++;
-    E->last_ev = i;
-    E->cursor = end + 1;
-    if (end > E->end_ext)
-        E->end_ext = end;
+    extend(E, i, end);
     r->episode[i] = c->open;
     Read *rd = is_read_request(r->opcode[i]) ? read_holding(m, c->reads0, e) : NULL;
     if (rd)

@@ -343,6 +343,44 @@ ENTRIES: dict[str, Advice] = {
 }
 
 
+# Several vantages of the same traffic merged (rocetrace.vantage, docs/vantages.md).
+ENTRIES |= {
+    "loss_located": Advice(
+        "Loss located between two vantages",
+        ("packet lost between two vantages", "packets lost between two vantages"),
+        "Packets seen at one vantage never reached the next one on their path: they were "
+        "dropped on the links and switch ports between the two.",
+        "Read the drop counters of the switch ports between the two vantages (the egress "
+        "port toward the receiver first) and the link error counters there.",
+    ),
+    "loss_unlocated": Advice(
+        "Loss not located by the vantages",
+        ("retransmission episode", "retransmission episodes"),
+        "No two vantages saw the resent packet vanish between them: lost before the first "
+        "vantage or after the last, only its ACK lost, or late and never lost.",
+        "Add a vantage closer to the sender or the receiver to bracket the loss.",
+        severity="info",
+    ),
+    "clock_unaligned": Advice(
+        "Vantage clock not aligned",
+        ("vantage", "vantages"),
+        "No packet crossed both ways between this vantage and an aligned one, so its clock "
+        "offset is a guess.",
+        "Capture traffic in both directions at this vantage (or longer) so its clock can "
+        "be aligned; until then read its times and loss placement as approximate.",
+    ),
+    "vantage_missed": Advice(
+        "Capture missed packets at a vantage",
+        ("packet missed by a capture", "packets missed by a capture"),
+        "A capture point did not record packets a later vantage on their path saw: sniffer "
+        "drops, or a path that goes around it.",
+        "Give that capture a bigger buffer (tcpdump -B) or check the mirror session; do not "
+        "read its gaps as network loss.",
+        severity="info",
+    ),
+}
+
+
 def entry(code: str) -> Advice:
     """The entry of a code; an unknown code gets a plain one (its name in words)."""
     return ENTRIES.get(code) or Advice(code.replace("_", " "), ("event", "events"), "", "")

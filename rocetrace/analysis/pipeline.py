@@ -106,7 +106,7 @@ def analyze_packets(
     )
     step("retransmissions")
     nak_rows = sequence.nak_table(conv, pp, model)
-    eps, row_of_episode = _episodes(conv, pp, model, tol, free.pfc)
+    eps, row_of_episode = _episodes(conv, pp, model, tol, windows)
     step("congestion")
     cnps = free.cnps
     pfc_rows = free.pfc
@@ -179,12 +179,11 @@ def _episodes(
     pp: Prepared,
     model: flows.FlowModel,
     tol: tolerances.Tolerances,
-    pfc_rows: pd.DataFrame,
+    windows: pfc.PauseWindows,
 ) -> tuple[pd.DataFrame, np.ndarray]:
     """The retransmissions table, the state machine's episodes weighed (episodes.py), and
     per episode its row in that table."""
     e = conv.episodes
-    windows = pfc.PauseWindows(pfc_rows)
     paused = np.zeros(len(e), np.int64)
     if len(e) and windows:
         t0 = conv.ts[e["first_ev"]]

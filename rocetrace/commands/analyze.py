@@ -76,6 +76,45 @@ def run_analysis(capture: Path, speed: float, roce_port: int, max_gzip_ratio: fl
         return run(packets, link_speed=speed, roce_port=roce_port, progress=progress)
 
 
+def parsed_vantages(specs: tuple[str, ...]) -> list[Any]:
+    """--vantage NAME=PATH[,PATH...] options as rocetrace.vantage.vantage_inputs.Vantage objects."""
+    from rocetrace.vantage.vantage_inputs import parse_vantage, vantages_of
+
+    try:
+        return vantages_of([parse_vantage(spec) for spec in specs])
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--vantage") from exc
+
+
+def analyse_vantages(
+    specs: tuple[str, ...],
+    outputs: tuple[Path | None, str | None, Path | None],
+    speed: float,
+    roce_port: int,
+    max_gzip_ratio: float,
+) -> tuple[Path | None, Any]:
+    """Several captures of the same traffic merged (rocetrace.vantage): the report path (the
+    first capture's name with -merged.html, unless -o) and the analysis. No output may be
+    any vantage's file."""
+    from rocetrace.vantage.vantage_api import analyze_vantages
+
+    output, json_path, bundle_path = outputs
+    vantages = parsed_vantages(specs)
+    inputs = [f for v in vantages for f in v.files]
+    named = inputs[0].with_name(f"{default_stem(inputs[0])}-merged")
+    report = report_path(named, output, json_path)
+    check_outputs(inputs, [json_path, bundle_path, report])
+    with stage_progress() as progress:
+        result = analyze_vantages(
+            vantages,
+            link_speed=speed,
+            roce_port=roce_port,
+            max_gzip_ratio=max_gzip_ratio,
+            progress=progress,
+        )
+    return report, result
+
+
 def report_path(capture: Path, output: Path | None, json_path: str | None) -> Path | None:
     """Where the report goes: -o, else the capture's name with .html here (stdin.html for a
     capture read from stdin); None when only the JSON is wanted."""
@@ -86,8 +125,23 @@ def report_path(capture: Path, output: Path | None, json_path: str | None) -> Pa
     return output or default_report_path("stdin" if str(capture) == STDIO else capture)
 
 
+def default_stem(path: Path) -> str:
+    """A capture's name without its capture suffixes (x.pcap.gz -> x)."""
+    from rocetrace.reports.render import default_report_path
+
+    return default_report_path(path).stem
+
+
 @click.command()
-@click.argument("capture", type=click.Path(path_type=Path))
+@click.argument("capture", type=click.Path(path_type=Path), required=False)
+@click.option(
+    "--vantage",
+    "vantage_specs",
+    multiple=True,
+    metavar="NAME=PATH[,PATH...]",
+    help="A capture point of the same traffic (repeat: sender, receiver, switch mirror...); "
+    "several paths are the rotated pieces of one capture. Merged into one analysis.",
+)
 @click.option(
     "--json", "json_path", metavar="PATH", help="Write the JSON summary to PATH ('-' = stdout)."
 )
@@ -116,6 +170,7 @@ def analyze(
     roce_port: int,
     fail_on: str | None,
     max_gzip_ratio: float,
+    vantage_specs: tuple[str, ...] = (),
 ) -> int:
     """Analyse CAPTURE: flows, PSN gaps, NAKs, retransmissions, ECN/CNP, PFC, QoS.
 
@@ -127,6 +182,13 @@ def analyze(
     stdout and the verdict goes to stderr.
 
     \b
+    Several vantages instead of CAPTURE, e.g. captures at the sender, the receiver and a
+    switch mirror of the same traffic:
+      rocetrace analyze --vantage tx=a.pcap --vantage rx=b1.pcap,b2.pcap --vantage sw=c.pcapng
+    match each packet's sightings, align the clocks to the first vantage's, count each
+    packet once and say between which vantages each lost packet vanished.
+
+    \b
     Exit status 0 whenever the analysis ran, whatever it found, unless --fail-on is given.
     """
     from rocetrace.analysis.api import parse_link_speed
@@ -135,9 +197,15 @@ def analyze(
         speed = parse_link_speed(link_speed)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--link-speed") from exc
-    report = report_path(capture, output, json_path)
-    check_outputs([capture], [json_path, bundle_path, report])
-    result = run_analysis(capture, speed, roce_port, max_gzip_ratio)
+    if (capture is None) == (not vantage_specs):
+        raise click.UsageError("give one CAPTURE, or --vantage NAME=PATH for each capture point")
+    outputs = (output, json_path, bundle_path)
+    if capture is not None:
+        report = report_path(capture, output, json_path)
+        check_outputs([capture], [json_path, bundle_path, report])
+        result = run_analysis(capture, speed, roce_port, max_gzip_ratio)
+    else:
+        report, result = analyse_vantages(vantage_specs, outputs, speed, roce_port, max_gzip_ratio)
     if json_path:
         write_json(result.summary(), json_path)
     if bundle_path is not None:

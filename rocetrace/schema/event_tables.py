@@ -67,6 +67,8 @@ RETRANSMISSIONS = Table(
             "downstream: the capture saw the first copy (lost between the capture point and "
             "the receiver); upstream: it never did (lost before the capture point)",
         ),
+        Column("lost_after", TEXT, "several vantages: the last vantage that saw the lost packet"),
+        Column("lost_before", TEXT, "several vantages: the first vantage that did not see it"),
     ),
 )
 

@@ -1,0 +1,178 @@
+"""`analyze_vantages({"sender": "a.pcap", "rx": ["b1.pcap", "b2.pcap"]}) -> MergedAnalysis`:
+several captures of the same traffic, one story.
+
+The stages, each a module: read each vantage (inputs), key every frame as a sighting
+(match), fit the clocks on the packets matched beyond doubt (clocks, lines), match every
+sighting by aligned time, build the merged table (merge) and analyse it with the ordinary
+pipeline, then follow each packet along its path (paths, losses) and add the findings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rocetrace.analysis.api import parse_link_speed
+from rocetrace.analysis.pipeline import analyze_packets
+from rocetrace.analysis.result import Analysis
+from rocetrace.analysis.tolerances import Tolerances, measure
+from rocetrace.capture.gunzip import MAX_GZIP_RATIO
+from rocetrace.vantage import paths
+from rocetrace.vantage.clocks import ClockFit, fit_clocks
+from rocetrace.vantage.loss_findings import episode_segments, with_vantage_findings
+from rocetrace.vantage.losses import loss_table, segment_tables
+from rocetrace.vantage.match import anchors, match, sightings
+from rocetrace.vantage.merge import departures, merged_info, merged_mads, merged_packets
+from rocetrace.vantage.merged_analysis import MergedAnalysis, PerVantage
+from rocetrace.vantage.vantage_inputs import Vantage, VantageTable, read_vantage, vantages_of
+from rocetrace.vantage.vantage_tables import Built, sighting_table, vantage_table
+
+Progress = Callable[[str], None]
+
+
+def analyze_vantages(
+    spec: Mapping[str, Any] | Sequence[Vantage],
+    *,
+    link_speed: str | float = "100G",
+    roce_port: int = 4791,
+    max_gzip_ratio: float = MAX_GZIP_RATIO,
+    progress: Progress | None = None,
+    **options: Any,
+) -> MergedAnalysis:
+    """Read every vantage's files and analyse them as one merged capture."""
+    step = progress or (lambda _name: None)
+    step("decode")
+    tables = [
+        read_vantage(v, roce_port=roce_port, max_gzip_ratio=max_gzip_ratio)
+        for v in vantages_of(spec)
+    ]
+    return analyze_tables(
+        tables, link_speed=link_speed, roce_port=roce_port, progress=progress, **options
+    )
+
+
+def _tolerances(tables: Sequence[VantageTable], s: pd.DataFrame) -> list[Tolerances]:
+    """Each vantage's clock as its own capture shows it (rocetrace.analysis.tolerances)."""
+    out = []
+    for v, t in enumerate(tables):
+        part = s[s["vantage"].to_numpy() == v]
+        wire = t.packets["wire_len"].to_numpy(np.int64)
+        out.append(
+            measure(
+                part["ts_ns"].to_numpy(),
+                part["src"].to_numpy(np.int64),
+                part["dst"].to_numpy(np.int64),
+                wire,
+                t.info.ts_resolution_ns,
+            )
+        )
+    return out
+
+
+def align(s: pd.DataFrame, tols: Sequence[Tolerances]) -> tuple[list[ClockFit], np.ndarray]:
+    """Every vantage's clock fit, and every sighting's time on the reference clock."""
+    ts, vantage = s["ts_ns"].to_numpy(), s["vantage"].to_numpy()
+    ref = ts[vantage == 0]
+    pivot = int(ref.min() + (ref.max() - ref.min()) // 2) if len(ref) else 0
+    first = [int(ts[vantage == v].min(initial=0)) for v in range(len(tols))]
+    fits = fit_clocks(anchors(s), [t.slack_ns for t in tols], first, pivot)
+    aligned = np.empty(len(s), np.int64)
+    for v, fit in enumerate(fits):
+        at = vantage == v
+        aligned[at] = fit.to_reference(ts[at])
+    return fits, aligned
+
+
+def match_window(
+    s: pd.DataFrame, aligned: np.ndarray, fits: Sequence[ClockFit], tols: Sequence[Tolerances]
+) -> int:
+    """How far apart two sightings of one packet may be in aligned time: twice the widest
+    spread of the anchors' sightings, plus the clocks' errors."""
+    a = anchors(s)
+    spread = 0
+    if len(a):
+        t = pd.Series(aligned[a.index.to_numpy()])
+        per = t.groupby([a["conn"].to_numpy(), a["key"].to_numpy()])
+        spread = int((per.max() - per.min()).max())
+    unc = max((f.uncertainty_ns or 0.0) for f in fits)
+    return int(2 * spread + 2 * unc + 2 * max(t.slack_ns for t in tols) + 1000)
+
+
+def _per_vantage(tables: Sequence[VantageTable], bps: float, options: dict[str, Any]) -> PerVantage:
+    by_name = {t.name: t for t in tables}
+
+    def run(name: str) -> Analysis:
+        t = by_name[name]
+        return analyze_packets(t.packets, t.info, link_speed_bps=bps, mads=t.mads, **options)
+
+    return PerVantage(list(by_name), run)
+
+
+def analyze_tables(
+    tables: Sequence[VantageTable],
+    *,
+    link_speed: str | float = "100G",
+    roce_port: int = 4791,
+    progress: Progress | None = None,
+    **options: Any,
+) -> MergedAnalysis:
+    """The merged analysis of vantage tables already read (vantage 0: the reference clock)."""
+    step = progress or (lambda _name: None)
+    bps = parse_link_speed(link_speed)
+    step("match")
+    s, _ = sightings(tables)
+    tols = _tolerances(tables, s)
+    fits, aligned = align(s, tols)
+    known = sorted(range(1, len(fits)), key=lambda v: fits[v].uncertainty_ns or np.inf)
+    packet = match(s, aligned, [0, *known], match_window(s, aligned, fits, tols))
+    pk = paths.matched(s, packet, aligned)
+    order = paths.path_order(pk)
+    carrier, when = departures(s, packet, aligned, pk, order)
+    merged, row_of = merged_packets(tables, s, packet, carrier, when)
+    mads = merged_mads(tables, s, packet, row_of, merged)
+    options = {"roce_port": roce_port, **options}
+    a = analyze_packets(
+        merged,
+        merged_info(tables, merged),
+        link_speed_bps=bps,
+        progress=progress,
+        mads=mads,
+        **options,
+    )
+    step("vantages")
+    b = Built(list(tables), s, packet, aligned, row_of)
+    return _merged_result(a, b, pk, order, (fits, tols), _per_vantage(tables, bps, options))
+
+
+def _merged_result(
+    a: Analysis,
+    b: Built,
+    pk: pd.DataFrame,
+    order: pd.DataFrame,
+    clocks: tuple[list[ClockFit], list[Tolerances]],
+    per_vantage: PerVantage,
+) -> MergedAnalysis:
+    """Follow the packets along their paths; the vantage tables beside the analysis."""
+    fits, tols = clocks
+    along = paths.along_paths(pk, order)
+    cov = paths.coverage(along)
+    lost = paths.vanished(along, cov)
+    losses = loss_table(b, lost, a.packets)
+    segments, totals = segment_tables(b, along, order, lost, a.packets)
+    vt = vantage_table(b, fits, paths.missed(along, cov, len(b.tables)), tols)
+    eps = episode_segments(a.retransmissions, losses)
+    base = {f.name: getattr(a, f.name) for f in fields(a)}
+    base |= {"retransmissions": eps, "findings": with_vantage_findings(a.findings, losses, vt, eps)}
+    return MergedAnalysis(
+        **base,
+        vantages=vt,
+        losses=losses,
+        segments=segments,
+        segment_totals=totals,
+        sightings=sighting_table(b),
+        per_vantage=per_vantage,
+    )
