@@ -61,7 +61,7 @@ def analyze_streaming(
     stages = stages or Stages()
     options = {"link_speed_bps": link_speed_bps, "roce_port": roce_port}
     with shard_folder(workdir) as folder, executor(workers, scheduler) as ex:
-        n = partitions or _partition_count(paths)
+        n = partitions or _partition_count(paths, ex.workers)
         decode(paths, folder, ex, n, roce_port, max_gzip_ratio, options, stages)
         return analyze_folder(folder, ex, stages, link_speed_bps)
 
@@ -96,10 +96,12 @@ def shard_folder(workdir: str | Path | None) -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _partition_count(paths: list[str]) -> int:
-    """Partitions for about PACKETS_PER_PARTITION packets each (guessed from file sizes)."""
+def _partition_count(paths: list[str], workers: int) -> int:
+    """Partitions for about PACKETS_PER_PARTITION packets each (guessed from file sizes),
+    and at least two per worker so that every worker has work (when the IP pairs allow)."""
     size = sum(Path(p).stat().st_size for p in paths if Path(p).is_file())
-    return max(1, math.ceil(size / BYTES_PER_PACKET / PACKETS_PER_PARTITION))
+    wanted = math.ceil(size / BYTES_PER_PACKET / PACKETS_PER_PARTITION)
+    return max(1, wanted, 2 * workers if workers > 1 else 1)
 
 
 def _segments_wanted(ex: Executor) -> int:
