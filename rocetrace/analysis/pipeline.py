@@ -9,7 +9,7 @@ registry (registry.py, stages.py); this module only assembles.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -45,7 +45,6 @@ class PartitionResult:
     tables: dict[str, pd.DataFrame]
     assumed: Assumed
     packets: pd.DataFrame | None = None  # the packet table with flow ids (in memory only)
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def shared_facts(

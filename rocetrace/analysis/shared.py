@@ -10,7 +10,7 @@ assumption was not the capture's runs again with the capture's.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -34,7 +34,6 @@ class Shared:
     link_speed_bps: float = 100e9
     mtu: int | None = None  # the MTU a READ with no MTU of its own takes; None: the partition's
     nic: NicContext | None = None  # the capture's NIC context; None: the partition's own
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @cached_property
     def windows(self) -> PauseWindows:

@@ -49,16 +49,6 @@ class Tolerances:
         return wire_ns(wire_bytes, self.link_bps)
 
 
-def timestamp_resolution(ts: np.ndarray, declared_ns: int | None) -> int:
-    """The file's declared resolution; else 1000 ns when every timestamp is a whole
-    microsecond (a packet table without its file), else 1 ns."""
-    if declared_ns:
-        return int(declared_ns)
-    if len(ts) and not np.any(ts % 1000):
-        return 1000
-    return 1
-
-
 def clock_jitter(ts: np.ndarray, spacing: np.ndarray) -> int:
     """How far a timestamp may be off, at least: the larger of the largest step back
     between consecutive records (records stay in arrival order) and half the spread of

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from rocetrace.analysis import cm, pfc, tolerances
 from rocetrace.analysis.pipeline import reduce_partitions
@@ -33,11 +34,11 @@ from rocetrace.scale.keys import LINK
 from rocetrace.scale.manifest import Manifest, load_side_tables
 from rocetrace.scale.partition import PartitionJob, analyze_shard, load_partition
 from rocetrace.scale.progress import Stages
+from rocetrace.scale.run import BYTES_PER_PACKET
 from rocetrace.scale.shards import SHARDS, partitions_in
 from rocetrace.scale.verify import verified_segments
 
 PACKETS_PER_PARTITION = 1_000_000  # a partition's analysis peaks near 300 B per packet
-BYTES_PER_PACKET = 140  # a capture at snap length 128, to guess packets from file sizes
 PFC_COLUMNS = ["frame", "ts_ns", "src_mac", "encap", "pfc_class_enable"] + [
     f"pfc_quanta_{p}" for p in range(8)
 ]
@@ -131,17 +132,21 @@ def decode(
     return manifest
 
 
-def shared_of(folder: Path, manifest: Manifest, link_speed_bps: float) -> Shared:
-    """The capture-wide facts, from the manifest, its side tables and the link shards."""
+def shared_of(
+    folder: Path, manifest: Manifest, link_speed_bps: float
+) -> tuple[Shared, pd.DataFrame]:
+    """The capture-wide facts, from the manifest, its side tables and the link shards; and
+    the link shards' PFC columns (the PFC frames stay in the Analysis' packets)."""
     mads, head = load_side_tables(folder)
     sample = tuple(head[c].to_numpy(np.int64) for c in ("ts_ns", "src", "dst", "wire_len"))
     declared = manifest.capture.ts_resolution_ns
     tol = tolerances.measure_sample(sample, manifest.totals, declared)  # type: ignore[arg-type]
     link, _ = load_partition(folder, LINK, manifest, PFC_COLUMNS)
-    return Shared(
+    shared = Shared(
         tol, pfc.pfc_table(link, link_speed_bps), cm.cm_connections(mads), manifest.end_ns,
-        link_speed_bps, extra={"link": link},
+        link_speed_bps,
     )  # fmt: skip
+    return shared, link
 
 
 def analyze_folder(
@@ -151,7 +156,7 @@ def analyze_folder(
     manifest = Manifest.load(folder)
     speed = link_speed_bps or float(manifest.options.get("link_speed_bps", 100e9))
     options = {**manifest.options, "link_speed_bps": speed}
-    shared = shared_of(folder, manifest, speed)
+    shared, link = shared_of(folder, manifest, speed)
     found = partitions_in(folder) or [LINK]
     jobs = [PartitionJob(str(folder), p, manifest, shared) for p in found]
     parts = ex.map(analyze_shard, jobs, stages.start("partitions", len(jobs)))
@@ -160,6 +165,5 @@ def analyze_folder(
         return ex.map(analyze_shard, [PartitionJob(str(folder), found[i], manifest, given)])[0]
 
     stages.note("reduce")
-    link = shared.extra["link"]
     kept = link.iloc[pfc.pfc_rows(link)].reset_index(drop=True) if len(link) else link
     return reduce_partitions(parts, shared, manifest.capture, options, kept=kept, rerun=rerun)
