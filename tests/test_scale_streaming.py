@@ -114,13 +114,16 @@ def test_rotated_pieces_equal_the_whole(sample: str, tmp_path: Path) -> None:
 
 
 def test_interleaved_files_stream_as_in_memory(hosts_capture: Path, tmp_path: Path) -> None:
-    """Per-host captures overlapping in time: merged by time the same way both paths."""
+    """Per-host captures overlapping in time, one with a clock that steps back now and then:
+    merged by time the same way both paths, jitter measured per file."""
     ts, frames, wire = records(hosts_capture)
     odd = np.arange(len(frames)) % 3 == 0
     paths = []
-    for name, keep in (("a.pcap", odd), ("b.pcap", ~odd)):
+    for name, keep, back in (("a.pcap", odd, 0), ("b.pcap", ~odd, 300)):
         rows = np.flatnonzero(keep)
-        write_capture(tmp_path / name, ts[rows], [frames[i] for i in rows], wire_lens=wire[rows])
+        stamps = ts[rows].copy()
+        stamps[7::50] -= back
+        write_capture(tmp_path / name, stamps, [frames[i] for i in rows], wire_lens=wire[rows])
         paths.append(tmp_path / name)
     merged = in_memory(paths)
     assert list(merged.packets["file_frame"][:3]) == [1, 1, 2]

@@ -42,7 +42,7 @@ from rocetrace.analysis.shared import Shared, capture_facts
 @stage(CAPTURE, ("packets", "capture", "options"), ("tolerances",))
 def clock(packets: pd.DataFrame, capture: Any, options: dict[str, Any]) -> tolerances.Tolerances:
     """The capture's clock (tolerances.py): its first records and totals over all."""
-    totals = tolerances.ClockTotals.of(*clock_columns(packets))
+    totals = clock_totals(packets)
     sample = clock_sample(packets.iloc[: tolerances.SAMPLE])
     return tolerances.measure_sample(sample, totals, declared_resolution(capture, options))
 
@@ -277,9 +277,18 @@ def clock_sample(head: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return pp.ts, pp.src, pp.dst, pp.wire_len
 
 
-def clock_columns(packets: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """Every record's timestamp and wire length (ClockTotals), without conversion copies."""
-    return packets["ts_ns"].to_numpy(np.int64), packets["wire_len"].to_numpy()
+def clock_totals(packets: pd.DataFrame) -> tolerances.ClockTotals:
+    """ClockTotals of every record; per file for a capture of several (a step back from one
+    file's record to another's is an offset between their clocks, not jitter)."""
+    ts, wire = packets["ts_ns"].to_numpy(np.int64), packets["wire_len"].to_numpy()
+    if "file" not in packets.columns:
+        return tolerances.ClockTotals.of(ts, wire)
+    codes = np.asarray(packets["file"].array.codes)
+    totals = tolerances.ClockTotals()
+    for f in np.unique(codes):
+        rows = np.flatnonzero(codes == f)
+        totals = totals.join(tolerances.ClockTotals.of(ts[rows], wire[rows]), adjacent=False)
+    return totals
 
 
 def declared_resolution(capture: Any, options: dict[str, Any]) -> int | None:
