@@ -70,11 +70,13 @@ def run_analysis(
 ) -> Any:
     """Read the captures (with the gzip ratio guard asked for) and analyse them, in memory
     or streamed (rocetrace.scale.run), the stages shown on a terminal."""
-    from rocetrace.scale.run import analyze_inputs
+    from rocetrace.scale.run import analyze_inputs, streamed
 
-    with stage_progress(scale.quiet) as progress:
+    inputs = [str(c) for c in captures]
+    quiet = scale.quiet or streamed(inputs, scale)  # streaming shows its own bars
+    with stage_progress(quiet) as progress:
         return analyze_inputs(
-            [str(c) for c in captures], scale, link_speed_bps=speed, roce_port=roce_port,
+            inputs, scale, link_speed_bps=speed, roce_port=roce_port,
             max_gzip_ratio=max_gzip_ratio, progress=progress,
         )  # fmt: skip
 

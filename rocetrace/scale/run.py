@@ -62,6 +62,16 @@ def wants_streaming(paths: list[str], opts: ScaleOptions) -> bool:
     return estimated_peak(paths) > limit
 
 
+def streamed(inputs: list[str], opts: ScaleOptions) -> bool:
+    """Whether analyze_inputs streams these inputs (then it shows its own progress bars)."""
+    from rocetrace.capture.files import expand_inputs
+    from rocetrace.scale.manifest import is_shard_folder
+
+    if len(inputs) == 1 and is_shard_folder(Path(inputs[0])):
+        return True
+    return wants_streaming(expand_inputs(inputs), opts)
+
+
 def analyze_inputs(
     inputs: list[str],
     opts: ScaleOptions,
