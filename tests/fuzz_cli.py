@@ -28,11 +28,12 @@ def _inputs(tmp: Path) -> dict[str, Path]:
     made = {
         "sound": write_capture(tmp / "sound.pcap", frames_ts(4), frames),
         "link197": write_capture(tmp / "dlt.pcap", frames_ts(1), frames[:1], linktype=197),
-        "folder": tmp,
+        "folder": tmp / "empty",  # a folder of capture files is one capture (docs/scale.md)
         "missing": tmp / "missing.pcap",
     }
     (tmp / "cut.pcapng").write_bytes(_pcapng("<", [(1, None)], [(0, 1, frames[0])])[:20])
     made["cut_shb"] = tmp / "cut.pcapng"
+    made["folder"].mkdir(exist_ok=True)
     made["bomb"] = gzip_bomb(tmp / "bomb.pcap.gz", 251)  # 0.5 MB expanding to 263 MB
     return {**{p.name: p for p in HOSTILE.iterdir() if p.is_file()}, **made}
 
@@ -51,8 +52,8 @@ CASES = [
         1,
     ),
     ("decode pcapng cut in its section header", ["decode", "{input}"], "cut_shb", 4),
-    ("analyze a folder", ["analyze", "{input}"], "folder", 4),
-    ("report a folder", ["report", "{input}"], "folder", 4),
+    ("analyze a folder without captures", ["analyze", "{input}"], "folder", 4),
+    ("report a folder without captures", ["report", "{input}"], "folder", 4),
     ("decode a missing file", ["decode", "{input}"], "missing", 3),
     ("analyze link type 197", ["analyze", "{input}", "--json", "-"], "link197", 5),
     ("decode onto its input", ["decode", "{input}", "-o", "{input}"], "sound", 6),

@@ -71,6 +71,7 @@ typedef struct {
 
 typedef struct {
     int64_t ext, ev;
+    int64_t conv;      /* the conversation that sent it: the ring is shared by all of them */
     int64_t msg_first; /* first PSN of the message this PSN belongs to, NONE unknown */
     int32_t count;
     int32_t opcode;
@@ -153,6 +154,7 @@ typedef struct {
 typedef struct {
     Run *r;
     Slot *ring;
+    int64_t conv; /* the conversation running: only its own slots are read */
     Episodes eps;
     Anomalies anomalies;
     Reads reads;
@@ -176,7 +178,7 @@ static inline int64_t unwrap(Conv *c, int64_t psn)
 static inline Slot *slot_of(Machine *m, int64_t ext)
 {
     Slot *s = &m->ring[(uint64_t)ext & (RING - 1)];
-    return s->ext == ext && s->ev >= 0 ? s : NULL;
+    return s->ext == ext && s->ev >= 0 && s->conv == m->conv ? s : NULL;
 }
 
 static inline void remember(Machine *m, int64_t ext, int64_t ev, int32_t opcode,
@@ -185,6 +187,7 @@ static inline void remember(Machine *m, int64_t ext, int64_t ev, int32_t opcode,
     Slot *s = &m->ring[(uint64_t)ext & (RING - 1)];
     s->ext = ext;
     s->ev = ev;
+    s->conv = m->conv;
     s->count = 1;
     s->opcode = opcode;
     s->msg_first = msg_first;
@@ -689,6 +692,7 @@ static void run_conversation(Machine *m, Py_ssize_t b, Py_ssize_t e)
     c.acked_ev = c.progress_ev = c.oos_ev = c.resp_hi_ev = c.prev_ev = c.prev_req_ev = -1;
     c.open = c.cut = -1;
     c.id = conv;
+    m->conv = conv;
     c.reads0 = m->reads.n;
     c.naks0 = m->naks.n;
     c.gaps0 = m->gaps.n;

@@ -106,12 +106,13 @@ def _from_machine(c: cn.Conversations, pp: Prepared, model: FlowModel) -> list[d
     return out
 
 
-def _stalls(c: cn.Conversations, pp: Prepared) -> list[dict]:
+def _stalls(c: cn.Conversations, pp: Prepared, end_ns: int | None) -> list[dict]:
     """Conversations with requests outstanding and no progress from their last progress to
-    the end of the capture, for longer than the shortest ACK timer and twice their slowest
-    ACK: the requester gave up or waits for something that never comes."""
+    the end of the capture (`end_ns`, else the table's last timestamp), for longer than the
+    shortest ACK timer and twice their slowest ACK: the requester gave up or waits for
+    something that never comes."""
     out = []
-    end = int(pp.ts.max(initial=0))
+    end = int(pp.ts.max(initial=0)) if end_ns is None else end_ns
     state = c.state
     outstanding = np.flatnonzero(state[:, cn.CONV_FIELDS.index("outstanding")] > 0)
     slowest = _slowest_answer(c)
@@ -168,10 +169,15 @@ def _qp_reuse(pp: Prepared, model: FlowModel, conns: pd.DataFrame | None) -> lis
 
 
 def anomaly_table(
-    c: cn.Conversations, pp: Prepared, model: FlowModel, conns: pd.DataFrame | None
+    c: cn.Conversations,
+    pp: Prepared,
+    model: FlowModel,
+    conns: pd.DataFrame | None,
+    end_ns: int | None = None,
 ) -> pd.DataFrame:
-    """Every named anomaly, by time."""
-    rows = [*_from_machine(c, pp, model), *_stalls(c, pp), *_qp_reuse(pp, model, conns)]
+    """Every named anomaly, by time; `end_ns`: when the capture ends (a partition of it is
+    given the capture's last timestamp)."""
+    rows = [*_from_machine(c, pp, model), *_stalls(c, pp, end_ns), *_qp_reuse(pp, model, conns)]
     df = pd.DataFrame(rows, columns=ANOMALY_COLUMNS)
     df = df.astype({"flow_id": np.int64, "ts_ns": np.int64, "frame": np.int64})
     return df.sort_values(["ts_ns", "frame"], kind="stable").reset_index(drop=True)

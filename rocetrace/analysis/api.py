@@ -40,9 +40,10 @@ def analyze(
     progress: Callable[[str], None] | None = None,
     **options: Any,
 ) -> Analysis:
-    """Read a capture (a path, a `Capture`, or a packet-table DataFrame) and analyse it.
-    Options beyond these: `ts_resolution_ns` (the clock's resolution when the file does not
-    say it); any other keyword is a TypeError naming the closest option."""
+    """Read a capture (a path, several paths as one capture merged by time, a folder of
+    capture files, a `Capture`, or a packet-table DataFrame) and analyse it. Options beyond
+    these: `ts_resolution_ns` (the clock's resolution when the file does not say it); any
+    other keyword is a TypeError naming the closest option."""
     reject_unknown("analyze", options, OPTIONS)
     bps = parse_link_speed(link_speed)
     mads = None  # a bare packet table holds no MAD bytes: no CM pairing
@@ -52,11 +53,11 @@ def analyze(
         cap: Any = path_or_capture
         packets, info, mads = cap.packets, cap.info, getattr(cap, "mads", None)
     else:
-        from rocetrace.capture import read_capture
+        from rocetrace.capture.files import read_inputs
 
         if progress:
             progress("decode")
-        cap = read_capture(path_or_capture, roce_port=roce_port)
+        cap = read_inputs(path_or_capture, roce_port=roce_port)
         packets, info, mads = cap.packets, cap.info, cap.mads
     return analyze_packets(
         packets,

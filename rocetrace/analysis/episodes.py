@@ -11,13 +11,14 @@ same NIC's certain episodes: the recovery policy is a NIC setting) or `uncertain
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from rocetrace.analysis import connection as cn
 from rocetrace.analysis.flows import FlowModel
+from rocetrace.analysis.nic_context import NicContext
 from rocetrace.analysis.prepared import NAK, POS_FIRST, POS_ONLY, Prepared
 from rocetrace.analysis.tolerances import MIN_ACK_TIMEOUT_NS, Tolerances
 from rocetrace.psn import PSN_MOD
@@ -40,7 +41,8 @@ EPISODE_COLUMNS = [
 
 @dataclass
 class Context:
-    """What the rules read besides the episode records."""
+    """What the rules read besides the episode records; `nic`, the capture's NIC context
+    when the episodes are a partition's (None: this table's own, made as it is weighed)."""
 
     conv: cn.Conversations
     pp: Prepared
@@ -48,6 +50,8 @@ class Context:
     tol: Tolerances
     paused_ns: np.ndarray  # per episode: PFC pause of its priority while it waited
     losses_upstream: np.ndarray  # per conversation: the capture saw requests lost before it
+    nic: NicContext | None = None
+    seen: dict[str, object] = field(default_factory=dict)  # this table's own NicContext parts
 
 
 def _ts(c: cn.Conversations, ev: np.ndarray) -> np.ndarray:
@@ -90,6 +94,7 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     below_own = has_nak & (e["start_ext"] < e["nak_ext"]) & (e["own_nak_seen"] == 1)
     certainty[below_own] = UNCERTAIN  # a go-back-0 reading beside a NAK of its own PSN
     slow = (cause >= 0) & (trigger != "rnr") & (wait >= MIN_ACK_TIMEOUT_NS - slack)
+    x.seen["timer_ns"] = _timeout_silence(x, e, trigger)
     if slow.any():
         _slow_answers(x, e, slow, cause, trigger, certainty)
     return trigger, certainty
@@ -126,7 +131,7 @@ def _slow_answers(
     c = x.conv
     t0 = c.ts[e["first_ev"]]
     since = t0 - c.ts[_progress_before(c, e["conv"], cause)]
-    timer = _shortest_timer(x, e, trigger)
+    timer = (x.nic or NicContext(timer_ns=x.seen.get("timer_ns"))).shortest_timer()  # type: ignore[arg-type]
     maybe_timer = slow & (since >= timer - x.tol.slack_ns)
     certainty[maybe_timer] = UNCERTAIN
 
@@ -143,16 +148,15 @@ def _progress_before(c: cn.Conversations, conv: np.ndarray, ev: np.ndarray) -> n
     return np.where(found, adv[k], first)
 
 
-def _shortest_timer(x: Context, e: np.ndarray, trigger: np.ndarray) -> int:
-    """The shortest ACK timeout the capture's timeouts show: their silence since the last
-    progress; the IBTA minimum when it shows none."""
+def _timeout_silence(x: Context, e: np.ndarray, trigger: np.ndarray) -> int | None:
+    """The shortest silence since the last progress before a timeout resend, None: none."""
     c = x.conv
     timeouts = np.flatnonzero((trigger == "timeout") & (e["nak_ev"] < 0))
     if len(timeouts) == 0:
-        return MIN_ACK_TIMEOUT_NS
+        return None
     start = e["first_ev"][timeouts]
     since = c.ts[start] - c.ts[_progress_before(c, e["conv"][timeouts], start)]
-    return int(max(since.min(), MIN_ACK_TIMEOUT_NS))
+    return int(since.min())
 
 
 def _op_class(opcode: np.ndarray) -> np.ndarray:
@@ -189,8 +193,12 @@ def _modes(
     certainty[tail_skip & ~overtaken & (~upstream | _back_to_back(x, e))] = CERTAIN
     hidden = np.where(middle > 0, _hidden_first(x, e, trigger, gb0), 0)
     certainty[hidden != 0] = UNCERTAIN
-    host = x.model.src[e["conv"]]
-    _resolve_hidden_first(host, hidden, gb0, mode, certainty)
+    host = _hosts(x, e)
+    x.seen["gb0_hosts"] = frozenset(np.unique(host[gb0 & (certainty == CERTAIN)]).tolist())
+    inside = pd.Series(host[hidden != 0]).value_counts()
+    x.seen["hidden"] = tuple(sorted((str(k), int(v)) for k, v in inside.items()))
+    nic = x.nic or NicContext(gb0_hosts=x.seen["gb0_hosts"], hidden=x.seen["hidden"])  # type: ignore[arg-type]
+    _resolve_hidden_first(host, hidden, mode, certainty, nic)
     cut_short = (e["n_resent"] == 1) & (e["end_ext"] < e["last_sent_first"])
     below_ack = _below_ack(e, trigger)
     certainty[below_ack] = UNCERTAIN
@@ -245,16 +253,19 @@ def _hidden_first(x: Context, e: np.ndarray, trigger: np.ndarray, gb0: np.ndarra
 
 
 def _resolve_hidden_first(
-    host: np.ndarray, hidden: np.ndarray, gb0: np.ndarray, mode: np.ndarray, certainty: np.ndarray
+    host: np.ndarray,
+    hidden: np.ndarray,
+    mode: np.ndarray,
+    certainty: np.ndarray,
+    nic: NicContext,
 ) -> None:
     """A NIC that restarts at a message's first PSN elsewhere goes back to 0 here too. Else
     a go-back-N is likely when a go-back-0 would have lost two resends or more in a row on
     the way, or when the NIC restarts inside messages twice or more; with one lost resend
     and one such answer, the capture cannot tell."""
-    gb0_hosts = np.unique(host[gb0 & (certainty == CERTAIN)])
-    inside = pd.Series(host[hidden != 0]).value_counts()
+    inside = dict(nic.hidden)
     for k in np.flatnonzero(hidden != 0):
-        if host[k] in gb0_hosts:
+        if host[k] in nic.gb0_hosts:
             mode[k], certainty[k] = "go-back-0", LIKELY
         elif hidden[k] >= 2 or inside.get(host[k], 0) >= 2:
             certainty[k] = LIKELY
@@ -283,13 +294,24 @@ def _back_to_back(x: Context, e: np.ndarray) -> np.ndarray:
 def _host_policy(x: Context, e: np.ndarray, mode: np.ndarray, certainty: np.ndarray) -> np.ndarray:
     """Per episode, the one mode its sending NIC shows in its certain episodes of the same
     operation class ("" when none or several): the recovery policy is a NIC setting."""
-    host = x.model.src[e["conv"]]
-    op = _op_class(e["start_opcode"])
-    key = pd.Series(host.astype(str)) + "/" + pd.Series(op)
+    key = _hosts(x, e).astype(object) + "/" + _op_class(e["start_opcode"])
     sure = pd.DataFrame({"key": key, "mode": mode})[certainty == CERTAIN]
-    one = sure.groupby("key")["mode"].agg(lambda m: m.iloc[0] if m.nunique() == 1 else "")
-    found = key.map(one).to_numpy(object)
+    seen = sure.groupby("key")["mode"].agg(lambda m: frozenset(m.astype(str)))
+    x.seen["modes"] = tuple(sorted((str(k), v) for k, v in seen.items()))
+    nic = x.nic or NicContext(modes=x.seen["modes"])  # type: ignore[arg-type]
+    found = pd.Series(key).map(nic.policy()).to_numpy(object)
     return np.where(pd.isna(found), "", found).astype(object)
+
+
+def seen_context(x: Context) -> NicContext:
+    """The NIC context the episodes of `x` showed as they were weighed (episode_table)."""
+    return NicContext(**x.seen)  # type: ignore[arg-type]
+
+
+def _hosts(x: Context, e: np.ndarray) -> np.ndarray:
+    """Per episode, its sending host's address: the key of a NIC's settings in every
+    partition of the capture (the host codes are one table's own)."""
+    return np.asarray(x.pp.ips[x.model.src[e["conv"]]], dtype=object).astype(str)
 
 
 def _evidence(x: Context, e: np.ndarray, trigger: np.ndarray) -> list[list[int]]:

@@ -294,25 +294,39 @@ def _priorities(pp: Prepared, flow_id: np.ndarray, order: FlowOrder) -> np.ndarr
     return np.where(pcp >= 0, pcp, np.where(dscp >= 0, dscp >> 3, -1))
 
 
-def read_spans(pp: Prepared, model: FlowModel) -> np.ndarray:
+def read_spans(pp: Prepared, model: FlowModel, fallback_mtu: int | None = None) -> np.ndarray:
     """PSNs each frame occupies: a READ REQUEST takes one per response packet it asks for,
     counted in the responder's path MTU (its full-size READ responses: when the two ends
-    disagree on the MTU, the responder's count is what the PSNs on the wire follow)."""
+    disagree on the MTU, the responder's count is what the PSNs on the wire follow).
+    A READ whose connection shows no MTU takes `fallback_mtu`, by default the largest
+    any flow of the table shows (a partition is given the capture's)."""
     span = np.ones(len(pp), np.int64)
-    reads = np.flatnonzero(pp.read_request)
-    reads = reads[model.flow_id[reads] >= 0]
+    reads, mtu = _read_mtus(pp, model)
     if len(reads) == 0:
         return span
-    flow = model.flow_id[reads]
-    answered = _read_response_mtus(pp, model)
-    pair = model.pair[flow]
-    mtu = np.where(pair >= 0, answered[np.maximum(pair, 0)], 0)
-    mtu = np.where(mtu > 0, mtu, model.mtu[flow])
-    fallback = model.mtu.max(initial=0)
+    fallback = model.mtu.max(initial=0) if fallback_mtu is None else fallback_mtu
     mtu = np.where(mtu > 0, mtu, fallback if fallback > 0 else 1024)
     length = np.maximum(pp.dma_length_at(reads), 0)
     span[reads] = np.maximum(1, -(-length // mtu))
     return span
+
+
+def unsized_reads(pp: Prepared, model: FlowModel) -> bool:
+    """Whether some READ's connection shows no MTU (read_spans falls back for it)."""
+    return bool((_read_mtus(pp, model)[1] <= 0).any())
+
+
+def _read_mtus(pp: Prepared, model: FlowModel) -> tuple[np.ndarray, np.ndarray]:
+    """The READ REQUEST frames of a flow and the path MTU each is counted in (0: none)."""
+    reads = np.flatnonzero(pp.read_request)
+    reads = reads[model.flow_id[reads] >= 0]
+    if len(reads) == 0:
+        return reads, np.zeros(0, np.int64)
+    flow = model.flow_id[reads]
+    answered = _read_response_mtus(pp, model)
+    pair = model.pair[flow]
+    mtu = np.where(pair >= 0, answered[np.maximum(pair, 0)], 0)
+    return reads, np.where(mtu > 0, mtu, model.mtu[flow])
 
 
 def _read_response_mtus(pp: Prepared, model: FlowModel) -> np.ndarray:

@@ -1,39 +1,186 @@
-"""The analysis pipeline: packet table -> flows -> streams -> per-concern tables -> Analysis.
+"""The analysis pipeline: capture-wide facts -> partitions -> reduce -> Analysis.
 
-Only assembly lives here; every concern is its own module of pure functions.
+Partition, then reduce, is the only way work is split: in memory the whole capture is one
+partition; streamed (rocetrace.scale) it is many, analysed alone (in Dask tasks) with the
+same stages and joined by the same reduce. What runs where is declared once, in the
+registry (registry.py, stages.py); this module only assembles.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from rocetrace.analysis import (
-    anomalies,
-    cm,
-    congestion,
-    connection,
-    episodes,
-    findings,
-    flows,
-    pfc,
-    qos,
-    sequence,
-    tolerances,
-)
+from rocetrace.analysis import connection, flows, stages
+from rocetrace.analysis.assumptions import Assumed, capture_values, stale
+from rocetrace.analysis.combine import ORDER, CaptureOrder, combine, keyed
 from rocetrace.analysis.finish import finished
-from rocetrace.analysis.flow_table import flows_table, timeouts
-from rocetrace.analysis.prepared import ROCE_ENCAPS, Prepared, category_in, prepare
+from rocetrace.analysis.prepared import Prepared
+from rocetrace.analysis.registry import (
+    CAPTURE,
+    PARTITION,
+    REDUCE,
+    check_registry,
+    partition_tables,
+    run_scope,
+)
 from rocetrace.analysis.result import Analysis
-from rocetrace.capture.damage import damage_facts
+from rocetrace.analysis.shared import Shared
 from rocetrace.schema.conform import time_column
 
 Progress = Callable[[str], None]
+
+_PROBLEMS = check_registry()
+if _PROBLEMS:
+    raise ImportError("rocetrace.analysis.stages: " + "; ".join(_PROBLEMS))
+
+
+@dataclass
+class PartitionResult:
+    """What one partition hands to the reduce step: its tables (registry.partition_tables,
+    keyed by capture order unless it is the whole capture) and what it assumed."""
+
+    tables: dict[str, pd.DataFrame]
+    assumed: Assumed
+    packets: pd.DataFrame | None = None  # the packet table with flow ids (in memory only)
+
+
+def shared_facts(
+    packets: pd.DataFrame,
+    capture: Any,
+    mads: pd.DataFrame | None,
+    options: dict[str, Any],
+) -> Shared:
+    """The capture scope of the registry on a whole packet table (in memory)."""
+    ws = run_scope(
+        CAPTURE, {"packets": packets, "capture": capture, "mads": mads, "options": options}
+    )
+    return Shared(
+        ws["tolerances"], ws["pfc"], ws["connections"], ws["end_ns"], options["link_speed_bps"]
+    )
+
+
+def analyze_partition(
+    packets: pd.DataFrame,
+    shared: Shared,
+    order: tuple[np.ndarray, np.ndarray] | None = None,
+    *,
+    progress: Progress | None = None,
+    keep_packets: bool = False,
+) -> PartitionResult:
+    """The partition scope on one partition's rows (in capture order). `order`: each row's
+    capture-order keys (combine.py), None when the partition is the whole capture."""
+    ws = run_scope(PARTITION, {"packets": packets, "shared": shared}, progress)
+    tables = {name: ws[name] for name in partition_tables()}
+    if order is not None:
+        tables = _keyed(tables, ws["pp"], ws["model"], CaptureOrder.of(ws["pp"].frame, *order))
+    result = PartitionResult(tables, _assumed(ws, shared))
+    if keep_packets:
+        result.packets = _packets_out(
+            packets, ws["pp"], ws["model"], ws["conv"], ws["row_of_episode"]
+        )
+    return result
+
+
+def _assumed(ws: dict[str, Any], shared: Shared) -> Assumed:
+    model, pp, eps = ws["model"], ws["pp"], ws["retransmissions"]
+    hosts = frozenset(eps["src_ip"].astype(str)) if len(eps) else frozenset()
+    given = shared.mtu is not None and shared.nic is not None
+    mtu = int(model.mtu.max(initial=0))
+    return Assumed(mtu, flows.unsized_reads(pp, model), ws["nic_seen"], hosts, given)
+
+
+def _keyed(
+    tables: dict[str, pd.DataFrame], pp: Prepared, model: flows.FlowModel, order: CaptureOrder
+) -> dict[str, pd.DataFrame]:
+    """The partition's tables with capture-order keys (flows: of their first frame)."""
+    out = {name: keyed(tables[name], how, order) for name, how in partition_tables().items()}
+    first = pp.frame[model.order.first_rows()] if len(model) else np.zeros(0, np.int64)
+    ts, seq = order.keys(first)
+    out["flows"] = out["flows"].assign(**dict(zip(ORDER, (ts, seq), strict=True)))
+    return out
+
+
+def reduce_partitions(
+    parts: list[PartitionResult],
+    shared: Shared,
+    capture: Any,
+    options: dict[str, Any],
+    *,
+    packets: pd.DataFrame | None = None,
+    kept: pd.DataFrame | None = None,
+    rerun: Callable[[int, Shared], PartitionResult] | None = None,
+    progress: Progress | None = None,
+) -> Analysis:
+    """The reduce scope: the partitions joined (combine.py) after those that assumed other
+    capture-wide values than the capture's ran again (`rerun(index, shared)`). `packets`:
+    the whole packet table when it is in memory; `kept`: the packets the Analysis keeps
+    when it is not the one partition's (a streamed analysis keeps its link-level frames and
+    the frames the report draws)."""
+    mtu, nic = capture_values([p.assumed for p in parts])
+    if len(parts) > 1:
+        for i, p in enumerate(parts):
+            if stale(p.assumed, mtu, nic):
+                assert rerun is not None, "partitions that may be stale need a way to rerun"
+                parts[i] = rerun(i, shared.given(mtu, nic))
+    whole = len(parts) == 1 and ORDER[0] not in parts[0].tables["flows"]
+    tables = parts[0].tables if whole else combine([p.tables for p in parts])
+    if progress is not None:
+        progress("findings")
+    ws = run_scope(
+        REDUCE,
+        {"parts": parts, "shared": shared, "capture": capture, "packets": packets,
+         "options": options, **tables},
+    )  # fmt: skip
+    if kept is None:
+        kept = parts[0].packets if len(parts) == 1 else None
+    return finished(
+        Analysis(
+            packets=kept if kept is not None else packets if packets is not None else _no_packets(),
+            flows=ws["flows"],
+            retransmissions=ws["retransmissions"],
+            naks=ws["naks"],
+            cnps=ws["cnps"],
+            pfc=shared.pfc,
+            findings=ws["findings"],
+            capture=capture,
+            options=options,
+            tolerances=shared.tolerances,
+            pfc_pauses=ws["pfc_pauses"],
+            udp_sports=ws["sports"],
+            capture_facts=ws["capture_facts"],
+            cm_connections=shared.connections,
+            anomalies=ws["anomalies"],
+        )
+    )
+
+
+def analyze_packets(
+    packets: pd.DataFrame,
+    capture: Any = None,
+    *,
+    link_speed_bps: float = 100e9,
+    progress: Progress | None = None,
+    mads: pd.DataFrame | None = None,
+    **options: Any,
+) -> Analysis:
+    """Run every analysis on a packet table (schema: rocetrace/schema.py) in memory, as
+    one partition; `mads`, the capture's CM MAD table (Capture.mads), pairs the QPs it
+    connects."""
+    options = {"link_speed_bps": link_speed_bps, **options}
+    shared = shared_facts(packets, capture, mads, options)
+    part = analyze_partition(packets, shared, progress=progress, keep_packets=True)
+    return reduce_partitions([part], shared, capture, options, packets=packets, progress=progress)
+
+
+def _no_packets() -> pd.DataFrame:
+    """The packets of an analysis that did not keep them (streamed): no rows."""
+    return pd.DataFrame({"frame": np.zeros(0, np.uint32), "ts_ns": np.zeros(0, np.int64)})
 
 
 def _nullable_ints(values: np.ndarray, null: np.ndarray) -> pd.arrays.ArrowExtensionArray:
@@ -73,211 +220,4 @@ def _packets_out(
     )
 
 
-def analyze_packets(
-    packets: pd.DataFrame,
-    capture: Any = None,
-    *,
-    link_speed_bps: float = 100e9,
-    progress: Progress | None = None,
-    mads: pd.DataFrame | None = None,
-    **options: Any,
-) -> Analysis:
-    """Run every analysis on a packet table (schema: rocetrace.schema); `mads`, the
-    capture's CM MAD table (Capture.mads), pairs the QPs it connects."""
-    step = progress or (lambda _name: None)
-    step("flows")
-    pp = prepare(packets)
-    connections = cm.cm_connections(mads)
-    model = flows.build_flow_model(pp, connections)
-    span = flows.read_spans(pp, model)
-    n = len(model)
-    # The tables that need no PSN stream are built beside the stream chain: numpy releases
-    # the GIL in its sorts and array passes, so the two overlap on a second core.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        beside = pool.submit(_stream_free_tables, pp, model, packets, link_speed_bps)
-        tol = tolerances.measure(
-            pp.ts, pp.src, pp.dst, pp.wire_len, _declared_resolution(capture, options)
-        )
-        free = beside.result()
-    step("sequences")
-    windows = pfc.PauseWindows(free.pfc)
-    conv = connection.run_conversations(
-        pp, model, span, _host_pairs(model), tol.slack_ns, tol.max_frame_ns, windows
-    )
-    step("retransmissions")
-    nak_rows = sequence.nak_table(conv, pp, model)
-    eps, row_of_episode = _episodes(conv, pp, model, tol, windows)
-    step("congestion")
-    cnps = free.cnps
-    pfc_rows = free.pfc
-    retx, gap_counts = sequence.flow_counts(conv, model)
-    parts = {
-        "retx": retx,
-        "gaps": gap_counts,
-        "nak_counts": sequence.nak_counts(nak_rows, n),
-        "episodes": eps,
-        "timeouts": timeouts(eps, n),
-        "congestion": free.congestion,
-        "qos": free.qos,
-        "rtt": sequence.rtt_per_flow(conv, pp, n),
-    }
-    flow_df = flows_table(pp, model, parts)
-    flow_df["rnr_timer_us"] = _rnr_timers(nak_rows, n)
-    flow_df["history"] = pd.Series(conv.history, dtype=object)
-    step("findings")
-    info = _capture_facts(capture, packets)
-    tables = findings.Tables(
-        flows=flow_df,
-        retransmissions=eps,
-        naks=nak_rows,
-        cnps=cnps,
-        pfc_runs=pfc.pause_runs(pfc_rows),
-        low_class_cnps=free.low_class_cnps,
-        sports=free.sports,
-        bad_icrc_frames=_bad_icrc(packets),
-        capture=info,
-        capture_gaps=sequence.capture_gaps(conv, pp, model),
-        anomalies=anomalies.anomaly_table(conv, pp, model, connections),
-        pfc=pfc_rows,
-    )
-    return finished(
-        Analysis(
-            packets=_packets_out(packets, pp, model, conv, row_of_episode),
-            flows=flow_df,
-            retransmissions=eps,
-            naks=nak_rows,
-            cnps=cnps,
-            pfc=pfc_rows,
-            findings=findings.build_findings(tables),
-            capture=capture,
-            options={"link_speed_bps": link_speed_bps, **options},
-            tolerances=tol,
-            pfc_pauses=tables.pfc_runs,
-            udp_sports=tables.sports,
-            capture_facts=info,
-            cm_connections=connections,
-            anomalies=tables.anomalies,
-        )
-    )
-
-
-def _host_pairs(model: flows.FlowModel) -> np.ndarray:
-    """Per flow, a code of its (source, destination) host pair."""
-    if len(model) == 0:
-        return np.zeros(0, np.int64)
-    return pd.factorize(model.src.astype(np.int64) << 32 | model.dst)[0].astype(np.int64)
-
-
-def _declared_resolution(capture: Any, options: dict[str, Any]) -> int | None:
-    """The timestamp resolution the capture file declares (or the caller says)."""
-    given = options.get("ts_resolution_ns") or getattr(capture, "ts_resolution_ns", None)
-    return int(given) if given else None
-
-
-def _episodes(
-    conv: connection.Conversations,
-    pp: Prepared,
-    model: flows.FlowModel,
-    tol: tolerances.Tolerances,
-    windows: pfc.PauseWindows,
-) -> tuple[pd.DataFrame, np.ndarray]:
-    """The retransmissions table, the state machine's episodes weighed (episodes.py), and
-    per episode its row in that table."""
-    e = conv.episodes
-    paused = np.zeros(len(e), np.int64)
-    if len(e) and windows:
-        t0 = conv.ts[e["first_ev"]]
-        since = np.where(e["nak_ev"] >= 0, conv.ts[np.maximum(e["nak_ev"], 0)], t0)
-        paused = windows.overlap(model.priority[e["conv"]], since, t0)
-    upstream = np.zeros(len(model), bool)
-    lost = conv.conv[(conv.flags & (connection.GAP | connection.LATE)) > 0]
-    upstream[lost[lost >= 0]] = True
-    ctx = episodes.Context(conv, pp, model, tol, paused, upstream)
-    return episodes.episode_table(ctx)
-
-
-class StreamFreeTables(NamedTuple):
-    """Per-flow tables that need no PSN stream: CNPs, congestion, QoS, PFC, and the
-    QoS audits (CNP classes, source-port entropy) that read only flow keys and QoS columns."""
-
-    cnps: pd.DataFrame
-    congestion: pd.DataFrame
-    qos: pd.DataFrame
-    pfc: pd.DataFrame
-    low_class_cnps: pd.DataFrame
-    sports: pd.DataFrame
-
-
-def _stream_free_tables(
-    pp: Prepared, model: flows.FlowModel, packets: pd.DataFrame, link_speed_bps: float
-) -> StreamFreeTables:
-    cnps = congestion.cnp_table(pp, model)
-    qos_df = qos.qos_per_flow(pp, model)
-    n = len(model)
-    keyed = qos_df.assign(  # the flows table's columns that the audits read
-        flow_id=np.arange(n, dtype=np.int64),
-        src_ip=pp.ips[model.src] if n else [],
-        dst_ip=pp.ips[model.dst] if n else [],
-        dest_qp=model.qp,
-    )
-    return StreamFreeTables(
-        cnps=cnps,
-        congestion=congestion.congestion_per_flow(pp, model, cnps),
-        qos=qos_df,
-        pfc=pfc.pfc_table(packets, link_speed_bps),
-        low_class_cnps=qos.cnp_class_audit(cnps, keyed),
-        sports=qos.sport_entropy(keyed),
-    )
-
-
-def _rnr_timers(nak_rows: pd.DataFrame, n: int) -> np.ndarray:
-    """Per flow, the timer of the last RNR NAK about it (NaN when none)."""
-    timers = np.full(n, np.nan)
-    rnr = np.flatnonzero((nak_rows["kind"] == "rnr") & nak_rows["flow_id"].notna())
-    if len(rnr):
-        flow = nak_rows["flow_id"].to_numpy(np.int64, na_value=-1)[rnr][::-1]
-        _, last = np.unique(flow, return_index=True)  # first of the reversed rows: the last
-        timers[flow[last]] = nak_rows["rnr_timer_us"].to_numpy()[rnr][::-1][last]
-    return timers
-
-
-def _bad_icrc(packets: pd.DataFrame) -> list[int]:
-    if "icrc_status" not in packets.columns:
-        return []
-    bad = np.flatnonzero(category_in(packets["icrc_status"], ("bad",)))
-    return packets["frame"].to_numpy()[bad].astype(int).tolist() if len(bad) else []
-
-
-def _table_facts(packets: pd.DataFrame) -> dict[str, Callable[[], Any]]:
-    """How to count each capture fact from the table itself (only when CaptureInfo lacks it)."""
-    roce = lambda: category_in(packets["encap"], ROCE_ENCAPS)  # noqa: E731
-    ts = packets["ts_ns"]
-    return {
-        "packets": lambda: len(packets),
-        "roce_packets": lambda: int(roce().sum()),
-        "non_roce_packets": lambda: int((~roce()).sum()),
-        "malformed_packets": lambda: (
-            int(packets["anomaly"].notna().sum()) if "anomaly" in packets else 0
-        ),
-        "truncated_packets": lambda: int((packets["cap_len"] < packets["wire_len"]).sum()),
-        "incomplete_tail": lambda: False,
-        "first_ts": lambda: float(ts.min()) / 1e9 if len(ts) else None,
-        "last_ts": lambda: float(ts.max()) / 1e9 if len(ts) else None,
-    }
-
-
-def _capture_facts(capture: Any, packets: pd.DataFrame) -> dict[str, Any]:
-    """The summary's capture object, from CaptureInfo or, without one, from the table; with
-    the file's damage: anomalies per reason, corrupt records skipped (capture.damage)."""
-    table = _table_facts(packets)
-    if capture is None:
-        return {key: count() for key, count in table.items()} | damage_facts(None, packets)
-    facts: dict[str, Any] = {}
-    counted = ("packets", "roce_packets", "non_roce_packets", "malformed_packets")
-    for key in (*counted, "truncated_packets"):
-        facts[key] = int(getattr(capture, key)) if hasattr(capture, key) else table[key]()
-    facts["incomplete_tail"] = bool(getattr(capture, "incomplete_tail", False))
-    for key in ("first_ts", "last_ts"):
-        ns = getattr(capture, f"{key}_ns", None)
-        facts[key] = float(ns) / 1e9 if ns is not None else table[key]()
-    return facts | damage_facts(capture, packets)
+__all__ = ["PartitionResult", "analyze_packets", "analyze_partition", "reduce_partitions", "stages"]

@@ -54,10 +54,11 @@ def flow_counts(c: cn.Conversations, model: FlowModel) -> tuple[np.ndarray, np.n
 
 def capture_gaps(c: cn.Conversations, pp: Prepared, model: FlowModel) -> pd.DataFrame:
     """Gaps in a flow's requests or READ responses whose skipped PSNs never show up later in
-    that flow: the capture missed them (a sniffer drop), or they were never resent."""
+    that flow: the capture missed them (a sniffer drop), or they were never resent. In
+    event order: by conversation (`conv`, its request flow), then capture order."""
     j = np.flatnonzero(c.gap > 0)
     if len(j) == 0:
-        return empty_frame(dict.fromkeys(["flow_id", "ts_ns", "frame", "psns"], object))
+        return empty_frame(dict.fromkeys(["flow_id", "ts_ns", "frame", "psns", "conv"], object))
     flow = model.flow_id[c.row]
     same_kind = np.where(c.kind == REQUEST, 0, 1)
     group = (flow * 2 + same_kind).astype(np.int64)
@@ -75,6 +76,7 @@ def capture_gaps(c: cn.Conversations, pp: Prepared, model: FlowModel) -> pd.Data
             "ts_ns": c.ts[drop],
             "frame": pp.frames_at(c.row[drop]),
             "psns": c.gap[drop],
+            "conv": c.conv[drop],
         }
     )
 

@@ -22,7 +22,7 @@ STANDARD_SPEEDS = np.array([10e9, 25e9, 40e9, 50e9, 100e9, 200e9, 400e9, 800e9])
 # constant: no ACK timer fires sooner after the event that armed it.
 MIN_ACK_TIMEOUT_NS = 8_192
 _MIN_PAIRS = 32  # back-to-back frame pairs needed before a link speed is estimated
-_SAMPLE = 1 << 17  # records the clock and link are measured on
+SAMPLE = 1 << 17  # records the clock and link are measured on
 # A step back longer than this is a clock jump (or a hostile file), not jitter: slack is
 # capped here so that arithmetic on it stays within int64.
 MAX_SLACK_NS = 1_000_000_000
@@ -49,27 +49,62 @@ class Tolerances:
         return wire_ns(wire_bytes, self.link_bps)
 
 
-def timestamp_resolution(ts: np.ndarray, declared_ns: int | None) -> int:
-    """The file's declared resolution; else 1000 ns when every timestamp is a whole
-    microsecond (a packet table without its file), else 1 ns."""
-    if declared_ns:
-        return int(declared_ns)
-    if len(ts) and not np.any(ts % 1000):
-        return 1000
-    return 1
-
-
 def clock_jitter(ts: np.ndarray, spacing: np.ndarray) -> int:
     """How far a timestamp may be off, at least: the larger of the largest step back
     between consecutive records (records stay in arrival order) and half the spread of
     back-to-back spacings (a NIC sends them exactly a frame time apart; a jittery clock
     spreads them by up to twice its jitter)."""
+    return _jitter(step_back(ts), spacing)
+
+
+def step_back(ts: np.ndarray) -> int:
+    """The largest step back between consecutive records (0: never), capped."""
     # int64 differences (hostile stamps may wrap them: clipped, they stay harmless)
-    back = int(np.clip((ts[:-1] - ts[1:]).max(), 0, MAX_SLACK_NS)) if len(ts) > 1 else 0
+    return int(np.clip((ts[:-1] - ts[1:]).max(), 0, MAX_SLACK_NS)) if len(ts) > 1 else 0
+
+
+def _jitter(back: int, spacing: np.ndarray) -> int:
     if len(spacing) < _MIN_PAIRS:
         return back
     low, high = np.quantile(spacing, [0.05, 0.95])
     return max(back, int(np.ceil((high - low) / 2)))
+
+
+@dataclass(frozen=True)
+class ClockTotals:
+    """What the clock measure reads of every record, not only of the head sample: the
+    largest step back, the longest frame, whether any timestamp is finer than a
+    microsecond. Counted chunk by chunk when the capture is streamed (ClockTotals.join)."""
+
+    back_ns: int = 0
+    longest: int = 0
+    sub_us: bool = False
+    first_ts: int | None = None  # of the records counted, for joining with the next ones
+    last_ts: int | None = None
+
+    @classmethod
+    def of(cls, ts: np.ndarray, wire_len: np.ndarray) -> ClockTotals:
+        if len(ts) == 0:
+            return cls()
+        return cls(
+            step_back(ts), int(wire_len.max()), bool(np.any(ts % 1000)), int(ts[0]), int(ts[-1])
+        )
+
+    def join(self, later: ClockTotals, adjacent: bool = True) -> ClockTotals:
+        """These records followed by `later` ones (a step back between the two counts when
+        they are `adjacent` in one record sequence)."""
+        if self.last_ts is None:
+            return later
+        if later.first_ts is None:
+            return self
+        between = self.last_ts - later.first_ts if adjacent else 0
+        return ClockTotals(
+            max(self.back_ns, later.back_ns, min(max(between, 0), MAX_SLACK_NS)),
+            max(self.longest, later.longest),
+            self.sub_us or later.sub_us,
+            self.first_ts,
+            later.last_ts,
+        )
 
 
 def back_to_back_spacing(ts: np.ndarray, src: np.ndarray, wire_len: np.ndarray) -> np.ndarray:
@@ -111,18 +146,32 @@ def measure(
     looked for per source (a NIC port sending) and per destination (a switch port
     delivering) in the first records (a clock and a link do not change within a capture);
     the tighter of the two clusters measures jitter, the faster the link."""
-    resolution = timestamp_resolution(ts, declared_resolution_ns)
-    head = slice(0, _SAMPLE)
-    ts_, src_, dst_, wire_ = ts[head], src[head], dst[head], wire_len[head]
+    head = slice(0, SAMPLE)
+    sample = (ts[head], src[head], dst[head], wire_len[head])
+    return measure_sample(sample, ClockTotals.of(ts, wire_len), declared_resolution_ns)
+
+
+def measure_sample(
+    sample: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    totals: ClockTotals,
+    declared_resolution_ns: int | None,
+) -> Tolerances:
+    """measure() from the first SAMPLE records (ts, src, dst, wire_len) and the totals of
+    every record: what a streamed capture hands over, one head and running totals."""
+    ts_, src_, dst_, wire_ = sample
+    if declared_resolution_ns:
+        resolution = int(declared_resolution_ns)
+    else:
+        resolution = 1000 if totals.last_ts is not None and not totals.sub_us else 1
     size = _common_size(src_, wire_)
     sized = wire_ == size
     groups = [back_to_back_spacing(ts_[sized], by[sized], wire_[sized]) for by in (src_, dst_)]
     fine = resolution < 1000  # a microsecond clock resolves no frame time
-    jitter = min(clock_jitter(ts, g if fine else g[:0]) for g in groups)
+    jitter = min(_jitter(totals.back_ns, g if fine else g[:0]) for g in groups)
     speeds = [link_speed(g, size, resolution + jitter) for g in groups]
     known = [v for v in speeds if v is not None]
     link = max(known) if known else None
-    longest = int(wire_len.max(initial=0))
+    longest = totals.longest
     if link is not None:
         frame = int(np.ceil(wire_ns(longest, link)))
     else:  # a full frame goes out no sooner than its wire time after its source's previous

@@ -136,3 +136,23 @@ def to_pandas(packets: PacketColumns) -> pd.DataFrame:
         else:
             data[name] = pd.arrays.ArrowExtensionArray(value)
     return pd.DataFrame(data, copy=False)
+
+
+def arrow_to_pandas(table: pa.Table) -> pd.DataFrame:
+    """A packet table read back from Arrow (Parquet shards) in the dtypes read_capture
+    gives: categoricals for dictionaries (chunks' dictionaries unified), numpy for the
+    columns that are never null, Arrow-backed nullable columns for the rest."""
+    import pandas as pd
+
+    data: dict[str, object] = {}
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        if pa.types.is_dictionary(column.type):
+            data[name] = column.to_pandas().array
+        elif column.null_count == 0 and name in _NUMPY_COLUMNS:
+            data[name] = column.to_numpy()
+        else:
+            data[name] = pd.arrays.ArrowExtensionArray(column)
+    return pd.DataFrame(data, copy=False)
+
+
+_NUMPY_COLUMNS = frozenset({"frame", "ts_ns", "cap_len", "wire_len", "order_ts"})

@@ -10,14 +10,14 @@ import os
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rocetrace.capture.damage import Cursor, note_corrupt, skip_damage
 from rocetrace.capture.gunzip import MAX_GZIP_RATIO
 from rocetrace.capture.packets import PacketColumns, to_pandas
-from rocetrace.capture.records import DONE, LIMIT, PARTIAL, Records, scan
+from rocetrace.capture.records import DONE, LIMIT, PARTIAL, Records, ScanState, scan
 from rocetrace.capture.source import Opened, Progress, Windows, open_capture
 from rocetrace.capture.table import Walked, build_columns, empty_columns, walk_records
 from rocetrace.capture.walk import (
@@ -69,6 +69,9 @@ class CaptureInfo:
     first_ts_ns: int | None = None
     last_ts_ns: int | None = None
     anomaly_counts: dict[str, int] = field(default_factory=dict)
+    # A capture of several files (capture/files.py): each file's path, rank, packets and
+    # first capture frame; empty for one file.
+    files: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -143,7 +146,7 @@ Ports = tuple[int, int]
 
 def _chunks(
     o: Opened, windows: Windows, info: CaptureInfo, chunk: int, limit: int | None, ports: Ports,
-    mads: list[MadRows] | None = None,
+    mads: list[MadRows] | None = None, first: int = 0,
 ) -> Generator[PacketColumns, None, None]:  # fmt: skip
     """Scan windows, decode at most `chunk` records at a time, stop at `limit` packets;
     each chunk's CM MADs go to `mads` when given. Damage mid-file is skipped and counted
@@ -151,7 +154,7 @@ def _chunks(
 
     Always yields at least one (possibly empty) chunk; the tail is noted after the last.
     """
-    cur = Cursor.start(windows, o.start)
+    cur = Cursor.start(windows, max(o.start - first, 0))
     remaining, yielded, tail = -1 if limit is None else limit, False, False
     while remaining != 0:
         status = LIMIT
@@ -210,17 +213,23 @@ def iter_packet_columns(
     path: str | os.PathLike[str], *, chunk_packets: int = 1_000_000, roce_port: int = 4791,
     vxlan_port: int = 4789, limit: int | None = None, progress: Progress | None = None,
     block_bytes: int | None = BLOCK_BYTES, mads: list[MadRows] | None = None,
-    max_gzip_ratio: float = MAX_GZIP_RATIO,
+    max_gzip_ratio: float = MAX_GZIP_RATIO, span: tuple[int, int] | None = None,
+    state: ScanState | None = None,
 ) -> Generator[tuple[PacketColumns, CaptureInfo], None, None]:  # fmt: skip
     """iter_capture's chunks as neutral columns (rocetrace.capture.packets), without pandas.
 
     block_bytes None reads the whole file as one window; `mads` collects each chunk's CM
     MAD rows (rocetrace.capture.mads) as it is decoded; a gzip stream expanding beyond
-    max_gzip_ratio (0: any) is refused with LimitExceeded.
+    max_gzip_ratio (0: any) is refused with LimitExceeded. `span` (with the scan `state`
+    at its start, for pcapng): only the records in these bytes of an uncompressed file
+    (a segment, capture/split.py; frames numbered from 1, offsets from the span's start).
     """
-    o, windows = open_capture(path, block_bytes, progress, max_gzip_ratio)
+    o, windows = open_capture(path, block_bytes, progress, max_gzip_ratio, span)
+    if state is not None:
+        o.state = state
     info = _new_info(o)
-    chunks = _chunks(o, windows, info, chunk_packets, limit, (roce_port, vxlan_port), mads)
+    first = span[0] if span else 0
+    chunks = _chunks(o, windows, info, chunk_packets, limit, (roce_port, vxlan_port), mads, first)
     try:
         if o.fmt == "pcap" and o.state.linktype not in SUPPORTED_LINK_TYPES:
             raise UnsupportedLinkType(f"{o.path}: link type {o.state.linktype} is not supported")

@@ -124,11 +124,12 @@ def _head(fh: BinaryIO, path: Path) -> tuple[bytes, bool]:
 
 def open_capture(
     path: str | os.PathLike[str], block: int | None, progress: Progress | None,
-    max_gzip_ratio: float = MAX_GZIP_RATIO,
+    max_gzip_ratio: float = MAX_GZIP_RATIO, span: tuple[int, int] | None = None,
 ) -> tuple[Opened, Windows]:  # fmt: skip
     """Identify a capture; returns it with its windows (blocks of `block` bytes, or whole).
     A file is read in place; a pipe, FIFO or '-' (stdin) as a stream, never seeking. A gzip
-    stream expanding beyond `max_gzip_ratio` (0: any) is refused (rocetrace.capture.gunzip)."""
+    stream expanding beyond `max_gzip_ratio` (0: any) is refused (rocetrace.capture.gunzip).
+    `span`: only these bytes of an uncompressed file (capture/split.py)."""
     p = Path(path)
     fh = _open_file(p)
     try:
@@ -138,7 +139,7 @@ def open_capture(
         fmt, state, start, snaplen = _header_state(head, p)
         fh.seek(0)
         opened = Opened(p, fmt, compressed, state, start, snaplen, os.fstat(fh.fileno()).st_size)
-        return opened, _windows(fh, opened, block, progress, max_gzip_ratio)
+        return opened, _windows(fh, opened, block, progress, max_gzip_ratio, span)
     except BaseException:
         fh.close()
         raise
@@ -163,7 +164,12 @@ def _open_stream(
 
 
 def _windows(
-    fh: BinaryIO, o: Opened, block: int | None, progress: Progress | None, max_ratio: float
+    fh: BinaryIO,
+    o: Opened,
+    block: int | None,
+    progress: Progress | None,
+    max_ratio: float,
+    span: tuple[int, int] | None = None,
 ) -> Windows:
     if o.compressed:
         return StreamWindows(GunzipReader(fh, max_ratio), o.size, block, progress)
@@ -172,20 +178,28 @@ def _windows(
     except (OSError, ValueError):  # not a regular file: read it like a stream
         return StreamWindows(PlainStream(fh), o.size, block, progress)
     fh.close()  # the mapping holds its own reference to the file
-    return MappedWindows(mapping, block, progress)
+    return MappedWindows(mapping, block, progress, span)
 
 
 class MappedWindows:
     """Windows that are views of the file's memory map; pages behind the current window are
-    dropped from this process (the page cache keeps them), so memory stays bounded."""
+    dropped from this process (the page cache keeps them), so memory stays bounded. `span`:
+    only these bytes of the file (a segment, capture/split.py)."""
 
     cut = False
 
-    def __init__(self, mapping: mmap.mmap, block: int | None, progress: Progress | None):
+    def __init__(
+        self,
+        mapping: mmap.mmap,
+        block: int | None,
+        progress: Progress | None,
+        span: tuple[int, int] | None = None,
+    ):
         self.mapping, self.block, self.progress = mapping, block, progress
-        self.data = np.frombuffer(mapping, np.uint8)
-        self.start = self.end = 0  # the current window in the file
-        self.released = 0  # pages before this offset were dropped
+        lo, hi = span or (0, len(mapping))
+        self.data = np.frombuffer(mapping, np.uint8)[: max(hi, lo)]
+        self.start = self.end = lo  # the current window in the file
+        self.released = lo - lo % mmap.PAGESIZE  # pages before this offset were dropped
         if block is not None and hasattr(mmap, "MADV_SEQUENTIAL"):
             mapping.madvise(mmap.MADV_SEQUENTIAL)
 

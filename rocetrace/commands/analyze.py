@@ -14,8 +14,10 @@ from typing import Any
 import click
 
 from rocetrace.commands.options import gzip_ratio_option, report_options
+from rocetrace.commands.scale_options import parse_size, scale_options
 from rocetrace.errors import ExitStatus
 from rocetrace.output import STDIO, check_outputs, write_text
+from rocetrace.scale.input_plan import ScaleOptions
 
 SEVERITIES = (
     "info",
@@ -25,9 +27,9 @@ SEVERITIES = (
 
 
 @contextmanager
-def stage_progress() -> Iterator[Callable[[str], None] | None]:
+def stage_progress(quiet: bool = False) -> Iterator[Callable[[str], None] | None]:
     """A rich spinner with the current stage on stderr, only when stderr is a terminal."""
-    if not sys.stderr.isatty():
+    if quiet or not sys.stderr.isatty():
         yield None
         return
     from rich.console import Console
@@ -63,17 +65,20 @@ def wants_report(output: Path | None, json_path: str | None) -> bool:
     return output is not None or json_path is None
 
 
-def run_analysis(capture: Path, speed: float, roce_port: int, max_gzip_ratio: float) -> Any:
-    """Read the capture (with the gzip ratio guard asked for) and analyse it, the stages
-    shown on a terminal."""
-    from rocetrace.analysis.api import analyze as run
-    from rocetrace.capture import read_capture
+def run_analysis(
+    captures: list[Path], speed: float, roce_port: int, max_gzip_ratio: float, scale: Any
+) -> Any:
+    """Read the captures (with the gzip ratio guard asked for) and analyse them, in memory
+    or streamed (rocetrace.scale.input_plan), the stages shown on a terminal."""
+    from rocetrace.scale.input_plan import analyze_inputs, streamed
 
-    with stage_progress() as progress:
-        if progress:
-            progress("decode")
-        packets = read_capture(capture, roce_port=roce_port, max_gzip_ratio=max_gzip_ratio)
-        return run(packets, link_speed=speed, roce_port=roce_port, progress=progress)
+    inputs = [str(c) for c in captures]
+    quiet = scale.quiet or streamed(inputs, scale)  # streaming shows its own bars
+    with stage_progress(quiet) as progress:
+        return analyze_inputs(
+            inputs, scale, link_speed_bps=speed, roce_port=roce_port,
+            max_gzip_ratio=max_gzip_ratio, progress=progress,
+        )  # fmt: skip
 
 
 def parsed_vantages(specs: tuple[str, ...]) -> list[Any]:
@@ -133,7 +138,7 @@ def default_stem(path: Path) -> str:
 
 
 @click.command()
-@click.argument("capture", type=click.Path(path_type=Path), required=False)
+@click.argument("captures", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
     "--vantage",
     "vantage_specs",
@@ -159,8 +164,9 @@ def default_stem(path: Path) -> str:
     help="Exit with status 1 when a finding of this severity or worse is found.",
 )
 @gzip_ratio_option
+@scale_options
 def analyze(
-    capture: Path,
+    captures: tuple[Path, ...],
     json_path: str | None,
     output: Path | None,
     plotlyjs: str,
@@ -170,12 +176,20 @@ def analyze(
     roce_port: int,
     fail_on: str | None,
     max_gzip_ratio: float,
+    workers: int,
+    scheduler: str | None,
+    workdir: Path | None,
+    memory_limit: str | None,
+    quiet: bool,
     vantage_specs: tuple[str, ...] = (),
 ) -> int:
-    """Analyse CAPTURE: flows, PSN gaps, NAKs, retransmissions, ECN/CNP, PFC, QoS.
+    """Analyse CAPTURES: flows, PSN gaps, NAKs, retransmissions, ECN/CNP, PFC, QoS.
 
     \b
-    CAPTURE is a file, or '-' for stdin (e.g. `tcpdump -w - | rocetrace analyze -`).
+    A capture is a file, or '-' for stdin (e.g. `tcpdump -w - | rocetrace analyze -`).
+    Several files, a folder of them or a quoted glob ('x.pcap*') are one capture merged by
+    time (tcpdump -C rotation, per-host captures); a shard folder from --workdir is
+    re-analysed without decoding. Large captures stream in bounded memory (docs/scale.md).
     Writes CAPTURE's name with .html in the current directory (-o to choose) and prints
     a short verdict. With --json PATH the JSON summary is written too; --json alone
     (without -o) writes only the JSON. With --json - the summary is the only thing on
@@ -197,15 +211,18 @@ def analyze(
         speed = parse_link_speed(link_speed)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--link-speed") from exc
-    if (capture is None) == (not vantage_specs):
-        raise click.UsageError("give one CAPTURE, or --vantage NAME=PATH for each capture point")
-    outputs = (output, json_path, bundle_path)
-    if capture is not None:
-        report = report_path(capture, output, json_path)
-        check_outputs([capture], [json_path, bundle_path, report])
-        result = run_analysis(capture, speed, roce_port, max_gzip_ratio)
-    else:
+    if bool(captures) == bool(vantage_specs):
+        raise click.UsageError("give CAPTURE..., or --vantage NAME=PATH for each capture point")
+    if vantage_specs:
+        outputs = (output, json_path, bundle_path)
         report, result = analyse_vantages(vantage_specs, outputs, speed, roce_port, max_gzip_ratio)
+    else:
+        scale = ScaleOptions(
+            workers, scheduler, workdir, parse_size(memory_limit) if memory_limit else None, quiet
+        )
+        report = report_path(captures[0], output, json_path)
+        check_outputs(captures, [json_path, bundle_path, report])
+        result = run_analysis(list(captures), speed, roce_port, max_gzip_ratio, scale)
     if json_path:
         write_json(result.summary(), json_path)
     if bundle_path is not None:

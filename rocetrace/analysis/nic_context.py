@@ -1,0 +1,64 @@
+"""A NIC's settings as the episodes show them: its recovery policy and its ACK timer hold
+for all its connections, so the rules that weigh an episode (episodes.py) read them off
+every connection of its host, not only its own.
+
+A partition of the capture holds some connections only: it weighs its episodes with the
+context it sees itself and hands that context to the reduce step, which joins every
+partition's (`NicContext.joined`); a partition whose own context differs from the
+capture's for its hosts is weighed again with the capture's (assumptions.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from rocetrace.analysis.tolerances import MIN_ACK_TIMEOUT_NS
+
+
+@dataclass(frozen=True)
+class NicContext:
+    """Per sending host (its address), what its episodes show."""
+
+    timer_ns: int | None = None  # shortest silence before a timeout resend, None: none seen
+    gb0_hosts: frozenset[str] = frozenset()  # hosts with a certain go-back-0
+    hidden: tuple[tuple[str, int], ...] = ()  # per host, restarts inside a message
+    modes: tuple[tuple[str, frozenset[str]], ...] = ()  # per "host/op class", certain modes
+
+    def shortest_timer(self) -> int:
+        """The shortest ACK timeout the capture's timeouts show; the IBTA minimum else."""
+        return max(self.timer_ns or 0, MIN_ACK_TIMEOUT_NS)
+
+    def policy(self) -> dict[str, str]:
+        """Per "host/op class", its one certain mode ("" when several)."""
+        return {k: next(iter(m)) if len(m) == 1 else "" for k, m in self.modes}
+
+    @classmethod
+    def joined(cls, parts: Iterable[NicContext]) -> NicContext:
+        """The context of all these connections together."""
+        timers: list[int] = []
+        gb0: set[str] = set()
+        hidden: dict[str, int] = {}
+        modes: dict[str, frozenset[str]] = {}
+        for p in parts:
+            timers += [p.timer_ns] if p.timer_ns is not None else []
+            gb0 |= p.gb0_hosts
+            for host, n in p.hidden:
+                hidden[host] = hidden.get(host, 0) + n
+            for key, m in p.modes:
+                modes[key] = modes.get(key, frozenset()) | m
+        return cls(
+            min(timers) if timers else None,
+            frozenset(gb0),
+            tuple(sorted(hidden.items())),
+            tuple(sorted(modes.items())),
+        )
+
+    def about(self, hosts: frozenset[str]) -> tuple[object, ...]:
+        """What the rules read of this context for episodes sent by `hosts`."""
+        return (
+            self.shortest_timer(),
+            self.gb0_hosts & hosts,
+            tuple((h, n) for h, n in self.hidden if h in hosts),
+            tuple((k, self.policy()[k]) for k, _ in self.modes if k.split("/")[0] in hosts),
+        )

@@ -1,0 +1,77 @@
+"""Where the tasks run: in this process one after the other, or as Dask tasks on a local
+cluster (`--workers N`) or an existing one (`--scheduler ADDRESS`). Dask schedules; this
+module only hands it the task functions (decode.py, partition.py) and gathers results.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+Tick = Callable[[], None]
+
+
+class Executor(Protocol):
+    workers: int
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T], tick: Tick | None = None) -> list[R]:
+        """fn over items (results in their order), `tick` after each finishes."""
+
+
+class InProcess:
+    """Tasks run in the caller, one at a time: the bounded-memory streaming of one process."""
+
+    workers = 1
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T], tick: Tick | None = None) -> list[R]:
+        out = []
+        for item in items:
+            out.append(fn(item))
+            if tick:
+                tick()
+        return out
+
+
+class DaskExecutor:
+    """Tasks as Dask futures on a distributed cluster; the functions and their arguments
+    are pickled to the workers, which read and write the shard folder themselves."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.workers = max(1, len(client.scheduler_info().get("workers", {})))
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T], tick: Tick | None = None) -> list[R]:
+        from distributed import as_completed
+
+        futures = self.client.map(fn, list(items), pure=False)
+        for done in as_completed(futures):
+            done.result()  # a failed task raises here, its own exception
+            if tick:
+                tick()
+        results: list[R] = self.client.gather(futures)
+        return results
+
+
+@contextmanager
+def executor(workers: int = 0, scheduler: str | None = None) -> Iterator[Executor]:
+    """In this process (workers 0), a local Dask cluster of `workers` processes of one
+    thread each, or the Dask cluster at `scheduler`."""
+    if not workers and not scheduler:
+        yield InProcess()
+        return
+    from distributed import Client, LocalCluster
+
+    if scheduler:
+        with Client(scheduler) as client:
+            yield DaskExecutor(client)
+        return
+    cluster = LocalCluster(
+        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+        memory_limit=0, silence_logs=logging.ERROR,
+    )  # fmt: skip
+    with cluster, Client(cluster) as client:
+        yield DaskExecutor(client)

@@ -1,0 +1,43 @@
+"""The partition key of a frame: its unordered pair of IP addresses, so both directions of
+a connection, its NAKs, CNPs and CM exchange land in one partition. Frames without an IP
+pair (PFC, other link-level frames) go to no partition (-1): they are read capture-wide.
+
+The key hashes the address text (blake2b), not a table's category codes: every chunk,
+file and worker puts one pair in the same partition.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import numpy as np
+
+LINK = -1  # the "partition" of frames without an IP pair
+
+
+def address_hashes(names: Sequence[str]) -> np.ndarray:
+    """A stable 62-bit hash per address text."""
+    digests = b"".join(hashlib.blake2b(str(n).encode(), digest_size=8).digest() for n in names)
+    return (np.frombuffer(digests, "<u8") >> np.uint64(2)).astype(np.int64)
+
+
+def pair_hash(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Per row, a hash of the unordered pair of address hashes (-1 where one is missing)."""
+    lo, hi = np.minimum(src, dst), np.maximum(src, dst)
+    mixed = (lo * np.int64(0x9E3779B1) ^ hi) & np.int64((1 << 62) - 1)
+    return np.where((src >= 0) & (dst >= 0), mixed, -1)
+
+
+def coded_hashes(codes: np.ndarray, categories: Sequence[str]) -> np.ndarray:
+    """Per row of a categorical column (codes into categories, -1 null), its address hash."""
+    table = np.append(address_hashes(categories), np.int64(-1))
+    return table[codes]
+
+
+def partition_of(
+    src: tuple[np.ndarray, Sequence[str]], dst: tuple[np.ndarray, Sequence[str]], n: int
+) -> np.ndarray:
+    """Per row, its partition in [0, n), LINK for frames without an IP pair."""
+    h = pair_hash(coded_hashes(*src), coded_hashes(*dst))
+    return np.where(h >= 0, h % max(n, 1), LINK)
