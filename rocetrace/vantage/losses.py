@@ -33,9 +33,12 @@ def resent_later(merged: pd.DataFrame) -> np.ndarray:
 
 
 def loss_table(b: Built, lost: pd.DataFrame, merged: pd.DataFrame) -> pd.DataFrame:
-    """LOSS_COLUMNS: one row per packet lost between two vantages, in time order."""
-    lost = lost.sort_values("t", kind="stable")
+    """LOSS_COLUMNS: one row per packet lost between two vantages, in time order (ties by
+    merged row: the order does not depend on how packets were numbered, per partition or
+    not)."""
     at = b.row_of[lost["packet"].to_numpy()]
+    by = np.lexsort((at, lost["t"].to_numpy()))
+    lost, at = lost.iloc[by], at[by]
     m = merged.iloc[at]
     names = np.array(b.names, dtype=object)
     files, _, frames = b.located(lost["sighting"].to_numpy())

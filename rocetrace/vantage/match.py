@@ -131,6 +131,20 @@ def anchors(s: pd.DataFrame) -> pd.DataFrame:
     return m[m["key"].isin(good)][["key", "vantage", "ts_ns", "src", "dst", "conn"]]
 
 
+MAX_ANCHORS = 2_000_000  # anchor sightings the clock fit takes; above it, a sample
+
+
+def anchor_sample(a: pd.DataFrame, cap: int = MAX_ANCHORS) -> pd.DataFrame:
+    """At most about `cap` anchor sightings: every k-th anchor packet by (conn, key), the
+    same in memory and streamed. A sample keeps the fit honest: fewer packets leave a wider
+    corridor of lines none contradicts, so the reported uncertainty grows, never shrinks."""
+    if len(a) <= cap:
+        return a
+    step = -(-len(a) // cap)
+    group = a.groupby(["conn", "key"], sort=False).ngroup().to_numpy()
+    return a[group % step == 0]
+
+
 def hop_medians(s: pd.DataFrame, aligned_ns: np.ndarray) -> pd.Series:
     """Median aligned time from vantage u to vantage v of the anchor packets, per direction:
     indexed (src, dst, u, v). Where a packet seen at u is due at v."""

@@ -111,16 +111,36 @@ def _merged_order(s: pd.DataFrame, carrier: np.ndarray, when: np.ndarray) -> np.
     return np.lexsort((row, vantage, when))
 
 
-def _highest_ecn(tables: Sequence[VantageTable], s: pd.DataFrame, packet: np.ndarray) -> np.ndarray:
-    """Per packet, the highest ECN field of its sightings (-1: none carried one)."""
+def sighting_ecn(tables: Sequence[VantageTable], s: pd.DataFrame) -> np.ndarray:
+    """Per sighting, its frame's ECN field (-1: none)."""
     ecn = np.full(len(s), -1, np.int64)
     vantage, row = s["vantage"].to_numpy(), s["row"].to_numpy()
     for v, t in enumerate(tables):
         at = vantage == v
         ecn[at] = ints(t.packets["ecn"])[row[at]]
+    return ecn
+
+
+def _highest_ecn(ecn: np.ndarray, packet: np.ndarray) -> np.ndarray:
+    """Per packet, the highest ECN field of its sightings (-1: none carried one)."""
     out = np.full(int(packet.max(initial=-1)) + 1, -1, np.int64)
     np.maximum.at(out, packet, ecn)
     return out
+
+
+def merged_ids(
+    s: pd.DataFrame, carrier: np.ndarray, when: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Packet ids in merged order and per packet id its time (in_capture_order). Within a
+    vantage, the rows it carries come in its capture order."""
+    when = in_capture_order(s, carrier, when)
+    return _merged_order(s, carrier, when), when
+
+
+def carried_by(s: pd.DataFrame, carrier: np.ndarray, ids: np.ndarray, v: int) -> np.ndarray:
+    """The rows of vantage v the merged table carries, in merged order (= its row order)."""
+    c = carrier[ids]
+    return s["row"].to_numpy()[c][s["vantage"].to_numpy()[c] == v]
 
 
 def merged_packets(
@@ -132,24 +152,34 @@ def merged_packets(
 ) -> tuple[pd.DataFrame, np.ndarray]:
     """MERGED_COLUMNS on top of the packet table schema, and per packet id its merged row.
     `carrier`, `when`: per packet id, the sighting it carries and its time (departures)."""
-    when = in_capture_order(s, carrier, when)
-    ids = _merged_order(s, carrier, when)
+    ids, when = merged_ids(s, carrier, when)
+    parts = [t.packets.iloc[carried_by(s, carrier, ids, v)] for v, t in enumerate(tables)]
+    ecn = sighting_ecn(tables, s)
+    return assembled(parts, [t.name for t in tables], s, packet, (carrier, ids, when), ecn)
+
+
+def assembled(
+    parts: Sequence[pd.DataFrame],
+    names: list[str],
+    s: pd.DataFrame,
+    packet: np.ndarray,
+    placed: tuple[np.ndarray, np.ndarray, np.ndarray],
+    ecn: np.ndarray,
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """The merged table from each vantage's carried rows (`parts`, carried_by order);
+    `placed`: per packet id its carrier, the ids in merged order, per packet id its time;
+    `ecn`: per sighting. Shared by the in-memory and the streamed merge."""
+    carrier, ids, when = placed
     c = carrier[ids]
-    vantage, row = s["vantage"].to_numpy()[c], s["row"].to_numpy()[c]
-    parts, where = [], []
-    for v, t in enumerate(tables):
-        at = np.flatnonzero(vantage == v)
-        parts.append(t.packets.iloc[row[at]])
-        where.append(at)
-    merged = concat_tables(parts)
+    vantage = s["vantage"].to_numpy()[c]
+    where = [np.flatnonzero(vantage == v) for v in range(len(names))]
+    merged = concat_tables(list(parts))
     merged = merged.iloc[np.argsort(np.concatenate(where), kind="stable")].reset_index(drop=True)
     row_of = np.empty(len(ids), np.int64)
     row_of[ids] = np.arange(len(ids))
-    ecn = _highest_ecn(tables, s, packet)[ids]
-    names = [t.name for t in tables]
     merged["frame"] = np.arange(1, len(ids) + 1, dtype=np.uint32)
     merged["ts_ns"] = when[ids]
-    merged["ecn"] = arrow_ints(ecn, pa.uint8())
+    merged["ecn"] = arrow_ints(_highest_ecn(ecn, packet)[ids], pa.uint8())
     merged["vantage"] = pd.Categorical.from_codes(vantage.astype(np.int64), pd.Index(names))
     merged["sightings"] = np.bincount(packet, minlength=len(ids))[ids].astype(np.uint8)
     for v, name in enumerate(names):

@@ -10,7 +10,7 @@ pipeline, then follow each packet along its path (paths, losses) and add the fin
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,7 @@ from rocetrace.vantage import paths
 from rocetrace.vantage.clocks import ClockFit, fit_clocks
 from rocetrace.vantage.loss_findings import episode_segments, with_vantage_findings
 from rocetrace.vantage.losses import loss_table, segment_tables
-from rocetrace.vantage.match import anchors, match, sightings
+from rocetrace.vantage.match import anchor_sample, anchors, match, sightings
 from rocetrace.vantage.merge import departures, merged_info, merged_mads, merged_packets
 from rocetrace.vantage.merged_analysis import MergedAnalysis, PerVantage
 from rocetrace.vantage.vantage_inputs import Vantage, VantageTable, read_vantage, vantages_of
@@ -79,7 +79,7 @@ def align(s: pd.DataFrame, tols: Sequence[Tolerances]) -> tuple[list[ClockFit], 
     ref = ts[vantage == 0]
     pivot = int(ref.min() + (ref.max() - ref.min()) // 2) if len(ref) else 0
     first = [int(ts[vantage == v].min(initial=0)) for v in range(len(tols))]
-    fits = fit_clocks(anchors(s), [t.slack_ns for t in tols], first, pivot)
+    fits = fit_clocks(anchor_sample(anchors(s)), [t.slack_ns for t in tols], first, pivot)
     aligned = np.empty(len(s), np.int64)
     for v, fit in enumerate(fits):
         at = vantage == v
@@ -102,14 +102,32 @@ def match_window(
     return int(2 * spread + 2 * unc + 2 * max(t.slack_ns for t in tols) + 1000)
 
 
-def _per_vantage(tables: Sequence[VantageTable], bps: float, options: dict[str, Any]) -> PerVantage:
-    by_name = {t.name: t for t in tables}
+def per_vantage(
+    vantages: Sequence[Vantage], bps: float, options: dict[str, Any], read: Any = None
+) -> PerVantage:
+    """Each vantage's own analysis on first use: its table (`read(name)`, else decoded
+    again from its files)."""
+    by_name = {v.name: v for v in vantages}
 
     def run(name: str) -> Analysis:
-        t = by_name[name]
+        if read is not None:
+            t = read(name)
+        else:
+            port = int(options.get("roce_port", 4791))
+            t = read_vantage(by_name[name], roce_port=port)
         return analyze_packets(t.packets, t.info, link_speed_bps=bps, mads=t.mads, **options)
 
     return PerVantage(list(by_name), run)
+
+
+def clocks_and_window(
+    s: pd.DataFrame, tols: Sequence[Tolerances]
+) -> tuple[list[ClockFit], np.ndarray, list[int], int]:
+    """The capture-wide step: the clock fits, aligned times, the order vantages are matched
+    in (reference first, then by uncertainty) and the matching window."""
+    fits, aligned = align(s, tols)
+    known = sorted(range(1, len(fits)), key=lambda v: fits[v].uncertainty_ns or np.inf)
+    return fits, aligned, [0, *known], match_window(s, aligned, fits, tols)
 
 
 def analyze_tables(
@@ -126,26 +144,61 @@ def analyze_tables(
     step("match")
     s, _ = sightings(tables)
     tols = _tolerances(tables, s)
-    fits, aligned = align(s, tols)
-    known = sorted(range(1, len(fits)), key=lambda v: fits[v].uncertainty_ns or np.inf)
-    packet = match(s, aligned, [0, *known], match_window(s, aligned, fits, tols))
-    pk = paths.matched(s, packet, aligned)
-    order = paths.path_order(pk)
-    carrier, when = departures(s, packet, aligned, pk, order)
-    merged, row_of = merged_packets(tables, s, packet, carrier, when)
-    mads = merged_mads(tables, s, packet, row_of, merged)
+    fits, aligned, order, window = clocks_and_window(s, tols)
+    packet = match(s, aligned, order, window)
     options = {"roce_port": roce_port, **options}
+    matched = Matched(list(tables), s, packet, aligned, fits, tols)
+    by_name = {t.name: t for t in tables}
+    pv = per_vantage([t.vantage for t in tables], bps, options, by_name.__getitem__)
+
+    def build(carrier: np.ndarray, when: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
+        return merged_packets(tables, s, packet, carrier, when)
+
+    return merged_analysis(matched, build, bps, options, pv, progress)
+
+
+@dataclass
+class Matched:
+    """Every sighting matched: what the in-memory and the streamed merge hand on alike."""
+
+    tables: list[VantageTable]
+    s: pd.DataFrame
+    packet: np.ndarray
+    aligned: np.ndarray
+    fits: list[ClockFit]
+    tols: list[Tolerances]
+
+
+Build = Callable[[np.ndarray, np.ndarray], tuple[pd.DataFrame, np.ndarray]]
+
+
+def merged_analysis(
+    m: Matched,
+    build: Build,
+    bps: float,
+    options: dict[str, Any],
+    pv: PerVantage,
+    progress: Progress | None = None,
+) -> MergedAnalysis:
+    """Paths and departures, the merged table (`build(carrier, when)`), its analysis by the
+    ordinary pipeline and the vantage tables."""
+    step = progress or (lambda _name: None)
+    pk = paths.matched(m.s, m.packet, m.aligned)
+    order = paths.path_order(pk)
+    carrier, when = departures(m.s, m.packet, m.aligned, pk, order)
+    merged, row_of = build(carrier, when)
+    mads = merged_mads(m.tables, m.s, m.packet, row_of, merged)
     a = analyze_packets(
         merged,
-        merged_info(tables, merged),
+        merged_info(m.tables, merged),
         link_speed_bps=bps,
         progress=progress,
         mads=mads,
         **options,
     )
     step("vantages")
-    b = Built(list(tables), s, packet, aligned, row_of)
-    return _merged_result(a, b, pk, order, (fits, tols), _per_vantage(tables, bps, options))
+    b = Built(m.tables, m.s, m.packet, m.aligned, row_of)
+    return _merged_result(a, b, pk, order, (m.fits, m.tols), pv)
 
 
 def _merged_result(
