@@ -93,3 +93,19 @@ def test_two_dask_workers(tmp_path: Path) -> None:
     memory = analyze_vantages(spec)
     streamed = analyze_vantage_inputs(spec, ScaleOptions(quiet=True, workers=2, partitions=4))
     assert_same(memory, streamed)
+
+
+def test_cli_streams_a_merge_when_asked(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from rocetrace.cli import cli
+
+    spec = _generated(tmp_path, "gbn-loss", ALL, WIDE, 0, **SMALL)
+    args = [a for v, p in spec.items() for a in ("--vantage", f"{v}={p}")]
+    out = {}
+    for extra in ([], ["--memory-limit", "1", "--workdir", str(tmp_path / "w")]):
+        result = CliRunner().invoke(cli, ["analyze", *args, *extra, "--json", "-", "--quiet"])
+        assert result.exit_code == 0, result.output
+        out[bool(extra)] = result.stdout
+    assert out[True] == out[False]
+    assert (tmp_path / "w" / "vantage0" / "manifest.json").is_file()

@@ -170,6 +170,7 @@ class Matched:
 
 
 Build = Callable[[np.ndarray, np.ndarray], tuple[pd.DataFrame, np.ndarray]]
+Analyse = Callable[[pd.DataFrame, Any, pd.DataFrame | None, dict[str, Any]], Analysis]
 
 
 def merged_analysis(
@@ -179,23 +180,24 @@ def merged_analysis(
     options: dict[str, Any],
     pv: PerVantage,
     progress: Progress | None = None,
+    analyse: Analyse | None = None,
 ) -> MergedAnalysis:
     """Paths and departures, the merged table (`build(carrier, when)`), its analysis by the
-    ordinary pipeline and the vantage tables."""
+    ordinary pipeline (in one partition, or `analyse(merged, info, mads, options)`) and the
+    vantage tables."""
     step = progress or (lambda _name: None)
     pk = paths.matched(m.s, m.packet, m.aligned)
     order = paths.path_order(pk)
     carrier, when = departures(m.s, m.packet, m.aligned, pk, order)
     merged, row_of = build(carrier, when)
     mads = merged_mads(m.tables, m.s, m.packet, row_of, merged)
-    a = analyze_packets(
-        merged,
-        merged_info(m.tables, merged),
-        link_speed_bps=bps,
-        progress=progress,
-        mads=mads,
-        **options,
-    )
+    info = merged_info(m.tables, merged)
+    if analyse is not None:
+        a = analyse(merged, info, mads, {"link_speed_bps": bps, **options})
+    else:
+        a = analyze_packets(
+            merged, info, link_speed_bps=bps, progress=progress, mads=mads, **options
+        )
     step("vantages")
     b = Built(m.tables, m.s, m.packet, m.aligned, row_of)
     return _merged_result(a, b, pk, order, (m.fits, m.tols), pv)

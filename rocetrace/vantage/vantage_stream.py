@@ -29,6 +29,7 @@ from rocetrace.scale.shards import SHARDS, partitions_in
 from rocetrace.vantage.match import keyed
 from rocetrace.vantage.merge import assembled, carried_by, merged_ids
 from rocetrace.vantage.merged_analysis import MergedAnalysis
+from rocetrace.vantage.merged_partitions import analyze_by_partition
 from rocetrace.vantage.vantage_api import Matched, clocks_and_window, merged_analysis, per_vantage
 from rocetrace.vantage.vantage_inputs import Vantage, VantageTable, concat_tables
 from rocetrace.vantage.vantage_parts import (
@@ -98,14 +99,20 @@ def _merge(
     pv = per_vantage([vs.vantage for vs in shards], bps, options)
     matched = Matched(tables, s, packet, aligned, fits, tols)
 
+    part_of_row: list[np.ndarray] = []
+
     def build(carrier: np.ndarray, when: np.ndarray) -> tuple[pd.DataFrame, np.ndarray]:
         ids, when = merged_ids(s, carrier, when)
         parts = _carried(shards, s, carrier, ids, extra["part"], ex, stages)
         names = [vs.vantage.name for vs in shards]
+        part_of_row.append(extra["part"].to_numpy()[carrier[ids]])
         return assembled(parts, names, s, packet, (carrier, ids, when), extra["ecn"].to_numpy())
 
-    stages.note("analysis")
-    return merged_analysis(matched, build, bps, options, pv)
+    def analyse(merged: pd.DataFrame, info: Any, mads: Any, opts: dict[str, Any]) -> Any:
+        stages.note("analysis")
+        return analyze_by_partition(merged, info, mads, part_of_row[0], ex, opts)
+
+    return merged_analysis(matched, build, bps, options, pv, analyse=analyse)
 
 
 def _joined(got: list[SightingPart], found: list[int]) -> tuple[pd.DataFrame, pd.DataFrame]:
