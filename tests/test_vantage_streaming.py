@@ -49,6 +49,7 @@ CASES = [
     ("gbn-loss", ("receiver", "mirror", "sender"), MIXED, 1, SMALL),
     ("incast", ALL, MIXED, 8, {"losses": EVERYWHERE[:2]}),
     ("bidirectional", ALL, WIDE, 9, {}),
+    ("pfc-storm", ALL, MIXED, 2, {"malformed": ("truncated_bth", "bad_icrc")}),
 ]
 
 

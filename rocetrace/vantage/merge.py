@@ -8,9 +8,10 @@ sighting less the delay from there of the nearest packet of its direction seen a
 So the rows are in the order the packets left their senders, which is causal: a resend
 leaves after the NAK that asked for it arrived, so after that NAK left; and a packet the
 first vantage missed does not look late among its neighbours. ECN is the highest any
-vantage saw (a switch marks CE on the way; the receiver reacts to the mark). Frames that
-are not intact RoCE (PFC, other traffic, malformed RoCE) are never matched: each stays a
-row of its own vantage.
+vantage saw (a switch marks CE on the way; the receiver reacts to the mark). A PFC frame
+(one pause on one link, seen by a host and by the mirror of its port) is matched too and
+carried by its earliest sighting; frames that are neither intact RoCE nor PFC (other
+traffic, malformed RoCE) are never matched: each stays a row of its own vantage.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import pyarrow as pa
 from rocetrace.analysis.prepared import ROCE_ENCAPS
 from rocetrace.capture import CaptureInfo
 from rocetrace.vantage.match import ints
+from rocetrace.vantage.paths import on_paths
 from rocetrace.vantage.vantage_inputs import VantageTable, combined_info, concat_tables
 
 MERGED_COLUMNS: dict[str, tuple[str, str]] = {
@@ -66,7 +68,8 @@ def departures(
     Unmatchable frames carry themselves."""
     n = int(packet.max(initial=-1)) + 1
     carrier, when = np.full(n, -1, np.int64), np.zeros(n, np.int64)
-    alone = np.flatnonzero(~s["matchable"].to_numpy())
+    alone = np.flatnonzero(~on_paths(s))  # no path: its earliest sighting carries it
+    alone = alone[np.lexsort((alone, aligned[alone]))[::-1]]  # the earliest written last
     carrier[packet[alone]], when[packet[alone]] = alone, aligned[alone]
     x = pk.merge(order, on=["src", "dst", "vantage"])
     x = x.sort_values(["packet", "position", "t"], kind="stable").drop_duplicates("packet")

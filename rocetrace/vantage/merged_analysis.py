@@ -44,6 +44,9 @@ VANTAGE_KEYS = (
     "matched_packets",
     "pivot_ns",
     "missed",
+    "pfc_frames",
+    "pfc_held_s",
+    "malformed_packets",
 )
 LOSS_KEYS = (
     "flow_id",

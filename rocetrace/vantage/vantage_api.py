@@ -29,7 +29,7 @@ from rocetrace.vantage.match import anchor_sample, anchors, match, sightings
 from rocetrace.vantage.merge import departures, merged_info, merged_mads, merged_packets
 from rocetrace.vantage.merged_analysis import MergedAnalysis, PerVantage
 from rocetrace.vantage.vantage_inputs import Vantage, VantageTable, read_vantage, vantages_of
-from rocetrace.vantage.vantage_tables import Built, sighting_table, vantage_table
+from rocetrace.vantage.vantage_tables import Built, link_frames, sighting_table, vantage_table
 
 Progress = Callable[[str], None]
 
@@ -218,7 +218,8 @@ def _merged_result(
     lost = paths.vanished(along, cov)
     losses = loss_table(b, lost, a.packets)
     segments, totals = segment_tables(b, along, order, lost, a.packets)
-    vt = vantage_table(b, fits, paths.missed(along, cov, len(b.tables)), tols)
+    links = link_frames(b.names, a.pfc, a.packets)
+    vt = vantage_table(b, fits, paths.missed(along, cov, len(b.tables)), tols, links)
     eps = episode_segments(a.retransmissions, losses)
     base = {f.name: getattr(a, f.name) for f in fields(a)}
     base |= {"retransmissions": eps, "findings": with_vantage_findings(a.findings, losses, vt, eps)}

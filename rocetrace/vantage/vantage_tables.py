@@ -32,6 +32,18 @@ VANTAGE_COLUMNS: dict[str, tuple[str, str]] = {
     "matched_packets": ("int64", "distinct RoCE packets it saw that another vantage saw too"),
     "packets": ("int64", "frames in its files"),
     "missed": ("int64", "packets a vantage after it on the path saw and it did not"),
+    "pfc_frames": (
+        "int64",
+        "PFC frames it captured (its links' pauses; one seen by two vantages is one merged row)",
+    ),
+    "pfc_held_s": (
+        "float64",
+        "how long the pauses it captured held, summed over its links and priorities",
+    ),
+    "malformed_packets": (
+        "int64",
+        "its malformed frames (never matched: each is a merged row of its own vantage)",
+    ),
     "ts_resolution_ns": ("int64", "its clock's resolution"),
     "jitter_ns": ("int64", "its clock's jitter, as measured on its capture"),
 }
@@ -112,11 +124,32 @@ def typed(data: dict[str, Any], columns: dict[str, tuple[str, str]]) -> pd.DataF
     return pd.DataFrame({k: pd.Series(data[k], dtype=t) for k, (t, _) in columns.items()})
 
 
+def link_frames(
+    names: list[str], pfc: pd.DataFrame, merged: pd.DataFrame
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per vantage, the PFC frames it captured and how long their pauses held: a pause
+    frame is per link, so each vantage counts the ones of the links it saw (the merged
+    PFC table counts each frame once)."""
+    frames, held = np.zeros(len(names), np.int64), np.zeros(len(names))
+    if not len(pfc):
+        return frames, held
+    at = pfc["frame"].to_numpy(np.int64) - 1
+    for v, name in enumerate(names):
+        seen = merged[f"frame_{name}"].notna().to_numpy()[at]
+        frames[v] = len(np.unique(at[seen]))
+        held[v] = float(pfc["held_s"].to_numpy(np.float64)[seen].sum())
+    return frames, held
+
+
 def vantage_table(
-    b: Built, fits: list[ClockFit], missed: np.ndarray, tolerances: list[Any]
+    b: Built,
+    fits: list[ClockFit],
+    missed: np.ndarray,
+    tolerances: list[Any],
+    links: tuple[np.ndarray, np.ndarray],
 ) -> pd.DataFrame:
-    """VANTAGE_COLUMNS, one row per vantage in the order given."""
-    roce = b.s["matchable"].to_numpy()
+    """VANTAGE_COLUMNS, one row per vantage in the order given; `links`: link_frames."""
+    roce = b.s["matchable"].to_numpy() & (b.s["opcode"].to_numpy() >= 0)
     shared = np.bincount(b.packet[roce], minlength=len(b.row_of)) >= 2
     matched = np.bincount(
         b.s["vantage"].to_numpy()[roce][shared[b.packet[roce]]], minlength=len(b.tables)
@@ -133,6 +166,9 @@ def vantage_table(
         "matched_packets": matched,
         "packets": [len(t.packets) for t in b.tables],
         "missed": missed,
+        "pfc_frames": links[0],
+        "pfc_held_s": links[1],
+        "malformed_packets": [t.info.malformed_packets for t in b.tables],
         "ts_resolution_ns": [tol.resolution_ns for tol in tolerances],
         "jitter_ns": [tol.jitter_ns for tol in tolerances],
     }
