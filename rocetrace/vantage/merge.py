@@ -29,23 +29,6 @@ from rocetrace.vantage.match import ints
 from rocetrace.vantage.paths import on_paths
 from rocetrace.vantage.vantage_inputs import VantageTable, combined_info, concat_tables
 
-MERGED_COLUMNS: dict[str, tuple[str, str]] = {
-    "frame": ("uint32", "row number of the merged table, 1-based (not any file's frame)"),
-    "ts_ns": (
-        "int64",
-        "when it passed the first vantage of its path, on the first vantage's clock (seen "
-        "there; else its first sighting less the delay from there of the nearest packet of "
-        "its direction seen at both)",
-    ),
-    "ecn": ("uint8[pyarrow]", "the highest ECN any vantage saw (CE once marked on the way)"),
-    "vantage": ("category", "the vantage whose sighting the row carries"),
-    "sightings": ("uint8", "how many vantages saw the packet"),
-    "frame_<vantage>": (
-        "UInt32",
-        "frame number at that vantage (its files numbered on); null: not seen there",
-    ),
-}
-
 
 def _local_delays(pk: pd.DataFrame, first: pd.DataFrame) -> pd.DataFrame:
     """Per sighting at a vantage after its path's first one, of a packet seen at both: the
@@ -153,7 +136,8 @@ def merged_packets(
     carrier: np.ndarray,
     when: np.ndarray,
 ) -> tuple[pd.DataFrame, np.ndarray]:
-    """MERGED_COLUMNS on top of the packet table schema, and per packet id its merged row.
+    """The packet table with the merged columns (schema.vantage_columns.MERGED_PACKET_EXTRAS),
+    and per packet id its merged row.
     `carrier`, `when`: per packet id, the sighting it carries and its time (departures)."""
     ids, when = merged_ids(s, carrier, when)
     parts = [t.packets.iloc[carried_by(s, carrier, ids, v)] for v, t in enumerate(tables)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -118,6 +119,18 @@ def per_vantage(
         return analyze_packets(t.packets, t.info, link_speed_bps=bps, mads=t.mads, **options)
 
     return PerVantage(list(by_name), run)
+
+
+def saved_per_vantage(vantages: pd.DataFrame, options: dict[str, Any]) -> PerVantage:
+    """A loaded merged analysis' per-vantage views: each vantage's files decoded and
+    analysed again on first use (a file no longer there raises the usual capture error)."""
+    found = [
+        Vantage(str(r["name"]), tuple(Path(f) for f in r["files"]))
+        for r in vantages.to_dict("records")
+    ]
+    speed = float(options.get("link_speed_bps", 100e9))
+    rest = {k: v for k, v in options.items() if k not in ("link_speed_bps",)}
+    return per_vantage(found, speed, rest)
 
 
 def clocks_and_window(
