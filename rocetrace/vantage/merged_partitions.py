@@ -8,8 +8,9 @@ the tables' (combine.flow_numbers).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
@@ -46,6 +47,27 @@ def analyze_merged_part(job: MergedPartJob) -> PartitionResult:
     return analyze_partition(job.packets, job.shared, order, keep_packets=True)
 
 
+class PartJobs(Sequence[MergedPartJob]):
+    """The partitions' jobs, each cut from the merged table when it is taken: in this
+    process one partition's copy exists at a time (Dask takes them all to ship them)."""
+
+    def __init__(self, merged: pd.DataFrame, groups: list[np.ndarray], shared: Shared) -> None:
+        self.merged, self.groups, self.shared = merged, groups, shared
+
+    def __len__(self) -> int:
+        return len(self.groups)
+
+    @overload
+    def __getitem__(self, i: int) -> MergedPartJob: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[MergedPartJob]: ...
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return [self[k] for k in range(len(self))[i]]
+        rows = self.groups[i]
+        return MergedPartJob(self.merged.iloc[rows].reset_index(drop=True), self.shared)
+
+
 def analyze_by_partition(
     merged: pd.DataFrame,
     capture: Any,
@@ -57,12 +79,12 @@ def analyze_by_partition(
     """analyze_packets(merged, ...) with the partition scope run per partition (`part`:
     per merged row, its partition): the same Analysis."""
     shared = shared_facts(merged, capture, mads, options)
-    groups = list(pd.Series(np.arange(len(merged))).groupby(part).indices.values())
-    jobs = [MergedPartJob(merged.iloc[rows].reset_index(drop=True), shared) for rows in groups]
+    by = pd.Series(np.arange(len(merged))).groupby(part).indices
+    jobs = PartJobs(merged, [np.asarray(rows) for rows in by.values()], shared)
     parts = ex.map(analyze_merged_part, jobs)
 
     def rerun(i: int, given: Shared) -> PartitionResult:
-        return ex.map(analyze_merged_part, [MergedPartJob(jobs[i].packets, given)])[0]
+        return ex.map(analyze_merged_part, [replace(jobs[i], shared=given)])[0]
 
     a = reduce_partitions(parts, shared, capture, options, packets=merged, kept=merged, rerun=rerun)
     a.packets = conform(_kept(parts, a.retransmissions), PACKETS)  # as finished() does
