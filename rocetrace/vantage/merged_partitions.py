@@ -106,7 +106,9 @@ def _kept(parts: list[PartitionResult], episodes: pd.DataFrame) -> pd.DataFrame:
                 episode=_mapped(p.packets["episode"], episode),
             )
         )
+        p.packets = None  # held once: by `rows`
     out = concat_tables(rows)
+    del rows
     by = np.argsort(out["frame"].to_numpy(np.int64), kind="stable")
     return out.take(by).reset_index(drop=True)
 

@@ -202,13 +202,17 @@ def _carried(
         for p in found
     ]
     got = ex.map(carried_rows, jobs, stages.start("merged rows", len(jobs)))
+    template = _empty_like(got)
     out = []
     for v in range(len(shards)):
         pieces = [t for g in got if (t := g[v]) is not None]
+        for g in got:
+            g[v] = None  # each piece held once: by `pieces`, then by the joined table
         if not pieces:
-            out.append(_empty_like(got))
+            out.append(template)
             continue
         table = concat_tables(pieces)
+        del pieces
         table = table.drop(columns=[c for c in ("file", "file_frame") if c in table])
         by = np.argsort(table["frame"].to_numpy(np.int64), kind="stable")
         out.append(table.take(by).reset_index(drop=True))
