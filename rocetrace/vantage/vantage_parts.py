@@ -10,8 +10,10 @@ partition at a time and never held for the whole capture.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
@@ -52,10 +54,21 @@ class SightingPart:
     file_frame: np.ndarray
 
 
-def _vantage_rows(vs: VantageShards, partition: int) -> pd.DataFrame:
+# What keying a frame as a sighting reads (match.sightings), and where it is in its files.
+SIGHTING_COLUMNS = [
+    "frame", "ts_ns", "src_ip", "dst_ip", "dest_qp", "psn", "opcode", "icrc", "encap",
+    "anomaly", "ecn", "src_mac", "pfc_class_enable", *(f"pfc_quanta_{k}" for k in range(8)),
+]  # fmt: skip
+
+
+def _vantage_rows(
+    vs: VantageShards, partition: int, columns: list[str] | None = None
+) -> pd.DataFrame:
     """The partition's rows of one vantage by frame (a vantage's rows are its frames, its
-    files one after another as `mergecap -a` numbers them)."""
-    packets, _ = load_partition(Path(vs.folder), partition, vs.manifest)
+    files one after another as `mergecap -a` numbers them); `columns`: only these."""
+    if columns is not None and len(vs.vantage.files) > 1:
+        columns = [*columns, "file", "file_frame"]
+    packets, _ = load_partition(Path(vs.folder), partition, vs.manifest, columns)
     by = np.argsort(packets["frame"].to_numpy(np.int64), kind="stable")
     return packets.take(by).reset_index(drop=True)
 
@@ -77,7 +90,7 @@ def _table(vs: VantageShards, packets: pd.DataFrame) -> VantageTable:
 def sighting_part(job: PartJob) -> SightingPart:
     """The partition's frames of every vantage as sightings (keys are recomputed over the
     whole capture by the caller: they number packets across partitions)."""
-    tables = [_table(vs, _vantage_rows(vs, job.partition)) for vs in job.shards]
+    tables = [_table(vs, _vantage_rows(vs, job.partition, SIGHTING_COLUMNS)) for vs in job.shards]
     s, space = sightings(tables)
     frames = np.concatenate([t.packets["frame"].to_numpy(np.int64) for t in tables])
     s["row"] = frames - 1
@@ -99,6 +112,30 @@ class MatchJob:
     aligned: np.ndarray
     order: tuple[int, ...]
     window_ns: int
+
+
+class MatchJobs(Sequence[MatchJob]):
+    """The partitions' match jobs, each cut from the sighting table when it is taken: in
+    this process one partition's copy exists at a time (Dask takes them all to ship them)."""
+
+    def __init__(
+        self, s: pd.DataFrame, aligned: np.ndarray, groups: list[np.ndarray],
+        how: tuple[tuple[int, ...], int],
+    ) -> None:  # fmt: skip
+        self.s, self.aligned, self.groups, self.how = s, aligned, groups, how
+
+    def __len__(self) -> int:
+        return len(self.groups)
+
+    @overload
+    def __getitem__(self, i: int) -> MatchJob: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[MatchJob]: ...
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return [self[k] for k in range(len(self))[i]]
+        rows = self.groups[i]
+        return MatchJob(self.s.iloc[rows], self.aligned[rows], *self.how)
 
 
 def match_part(job: MatchJob) -> np.ndarray:

@@ -33,7 +33,7 @@ from rocetrace.vantage.merged_partitions import analyze_by_partition
 from rocetrace.vantage.vantage_api import Matched, clocks_and_window, merged_analysis, per_vantage
 from rocetrace.vantage.vantage_inputs import Vantage, VantageTable, concat_tables
 from rocetrace.vantage.vantage_parts import (
-    MatchJob,
+    MatchJobs,
     PartJob,
     SightingPart,
     VantageShards,
@@ -90,6 +90,7 @@ def _merge(
     jobs = [PartJob(shards, p) for p in found]
     got = ex.map(sighting_part, jobs, stages.start("sightings", len(jobs)))
     s, extra = _joined(got, found)
+    del got  # the joined table holds them
     tols = [_tolerances(vs) for vs in shards]
     stages.note("clocks")
     fits, aligned, order, window = clocks_and_window(s, tols)
@@ -152,8 +153,9 @@ def _matched(
 ) -> np.ndarray:
     """Packet ids per sighting: each partition matched alone (a task), ids numbered on."""
     order, window = how
-    groups = list(pd.Series(np.arange(len(s))).groupby(part.to_numpy()).indices.values())
-    jobs = [MatchJob(s.iloc[rows], aligned[rows], tuple(order), window) for rows in groups]
+    by = pd.Series(np.arange(len(s))).groupby(part.to_numpy()).indices
+    groups = [np.asarray(rows) for rows in by.values()]
+    jobs = MatchJobs(s, aligned, groups, (tuple(order), window))
     ids = ex.map(match_part, jobs, stages.start("matching", len(jobs)))
     packet = np.empty(len(s), np.int64)
     base = 0
