@@ -110,3 +110,26 @@ def test_cli_streams_a_merge_when_asked(tmp_path: Path) -> None:
         out[bool(extra)] = result.stdout
     assert out[True] == out[False]
     assert (tmp_path / "w" / "vantage0" / "manifest.json").is_file()
+
+
+def test_a_sample_of_anchors_keeps_the_clocks_honest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above match.MAX_ANCHORS the fit takes every k-th anchor packet: the offsets stay
+    within their (wider or equal) uncertainty, in memory and streamed alike."""
+    from vantage_truth import true_offset_ns
+
+    from rocetrace.vantage import match
+
+    truth = generate("gbn-loss", tmp_path / "x.pcap", seed=3, vantages=ALL, clocks=WIDE, **SMALL)
+    spec = {v: truth.captures[v].path for v in ALL}
+    full = analyze_vantages(spec).vantages.set_index("name")
+    monkeypatch.setattr(match, "MAX_ANCHORS", 300)
+    sampled = analyze_vantages(spec)
+    assert_same(sampled, analyze_vantage_inputs(spec, ScaleOptions(quiet=True, partitions=2)))
+    rows = sampled.vantages.set_index("name")
+    for name in ALL[1:]:
+        r = rows.loc[name]
+        truth_ns = true_offset_ns(truth, name, ALL[0], int(r["pivot_ns"]))
+        assert abs(r["offset_ns"] - truth_ns) <= r["offset_uncertainty_ns"]
+        assert r["offset_uncertainty_ns"] >= full.loc[name, "offset_uncertainty_ns"] - 1

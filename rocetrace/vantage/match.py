@@ -169,10 +169,11 @@ def anchors(s: pd.DataFrame) -> pd.DataFrame:
 MAX_ANCHORS = 2_000_000  # anchor sightings the clock fit takes; above it, a sample
 
 
-def anchor_sample(a: pd.DataFrame, cap: int = MAX_ANCHORS) -> pd.DataFrame:
+def anchor_sample(a: pd.DataFrame, cap: int | None = None) -> pd.DataFrame:
     """At most about `cap` anchor sightings: every k-th anchor packet by (conn, key), the
     same in memory and streamed. A sample keeps the fit honest: fewer packets leave a wider
     corridor of lines none contradicts, so the reported uncertainty grows, never shrinks."""
+    cap = MAX_ANCHORS if cap is None else cap
     if len(a) <= cap:
         return a
     step = -(-len(a) // cap)
