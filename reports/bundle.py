@@ -45,7 +45,15 @@ from rocetrace.reports.inputs import (
 from rocetrace.reports.validate import typed_frame
 from rocetrace.schema import NAK_KINDS
 from rocetrace.schema.conform import conform, empty
-from rocetrace.store import MANIFEST, STORE_SCHEMA, analysis_of, manifest, table_to_parquet
+from rocetrace.store import (
+    MANIFEST,
+    STORE_SCHEMA,
+    analysis_of,
+    manifest,
+    saved_tables,
+    table_to_parquet,
+    vantage_tables,
+)
 
 BUNDLE_SCHEMAS = ("rocetrace.bundle/1", STORE_SCHEMA)  # /1: seven tables, no clock
 TABLES = tuple(schema.TABLES)  # what a bundle holds: one Parquet file each
@@ -62,7 +70,7 @@ def save_bundle(analysis: Analysis, path: str | Path) -> Path:
         try:
             with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED) as z:
                 z.writestr(MANIFEST, json.dumps(manifest(analysis), default=str, indent=1))
-                for name, table in schema.TABLES.items():
+                for name, table in saved_tables(analysis).items():
                     buf = io.BytesIO()
                     table_to_parquet(getattr(analysis, name), table, buf)
                     z.writestr(f"{name}.parquet", buf.getvalue())
@@ -112,7 +120,7 @@ def _is_text(kind: pa.DataType) -> bool:
 def _read_table(z: zipfile.ZipFile, name: str, where: str) -> pd.DataFrame:
     """One table of the bundle as plain pandas; an absent one (a bundle/1 holds seven) is
     the declared table with no rows."""
-    if f"{name}.parquet" not in z.namelist() and name not in TABLES_V1:
+    if f"{name}.parquet" not in z.namelist() and name in schema.TABLES and name not in TABLES_V1:
         return empty(schema.TABLES[name])
     data = _member(z, f"{name}.parquet", where)
     try:
@@ -128,9 +136,10 @@ def _read_table(z: zipfile.ZipFile, name: str, where: str) -> pd.DataFrame:
 def _declared(tables: dict[str, pd.DataFrame], where: str) -> dict[str, pd.DataFrame]:
     """Every checked table cast to its declaration; a value that cannot be is named."""
     out = {}
+    declared = {**schema.TABLES, **schema.VANTAGE_TABLES}
     for name, df in tables.items():
         try:
-            out[name] = conform(df, schema.TABLES[name])
+            out[name] = conform(df, declared[name])
         except (ValueError, TypeError, OverflowError, pa.ArrowException) as exc:
             raise InvalidResults(f"{where}: table {name} does not fit its schema ({exc})") from None
     return out
@@ -174,7 +183,9 @@ def load_bundle(path: str | Path) -> Analysis:
         # the seven tables of bundle/1 first: a damaged one of them is named as before
         names = (*TABLES_V1, *(n for n in schema.TABLES if n not in TABLES_V1))
         tables = {n: _read_table(z, n, where) for n in names}
-    return analysis_of(_declared(checked_tables(tables, where), where), meta)
+        extra = {n: _read_table(z, n, where) for n in vantage_tables(raw, where)}
+    tables = checked_tables(tables, where) | extra
+    return analysis_of(_declared(tables, where), meta)
 
 
 def _summary_data(path: Path) -> Any:

@@ -17,11 +17,13 @@ __version__ = "0.1.0"
 def analyze(path: Any, **options: Any) -> Analysis:
     """Analyse a capture: see rocetrace.analysis.api.analyze (imported lazily: fast CLI start).
     A mapping {vantage name: path or [rotated paths]} is several captures of the same
-    traffic, merged: see rocetrace.vantage.vantage_api.analyze_vantages."""
+    traffic, merged: see rocetrace.vantage.vantage_api.analyze_vantages; with `workers`,
+    `scheduler`, `workdir`, `partitions` or `memory_limit` (bytes) it may stream
+    (rocetrace.vantage.vantage_plan)."""
     if isinstance(path, Mapping):
-        from rocetrace.vantage.vantage_api import analyze_vantages
+        from rocetrace.vantage.vantage_plan import analyze_vantage_inputs, scale_options
 
-        return analyze_vantages(path, **options)
+        return analyze_vantage_inputs(path, scale_options(options), **options)
     from rocetrace.analysis.api import analyze as _analyze
 
     return _analyze(path, **options)

@@ -63,9 +63,17 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def saved_tables(a: Analysis) -> dict[str, schema.Table]:
+    """The tables an analysis is saved with: every declared one, and the vantage tables of
+    a merged analysis of several vantages (schema.VANTAGE_TABLES)."""
+    merged = all(hasattr(a, name) for name in schema.VANTAGE_TABLES)
+    return {**schema.TABLES, **(schema.VANTAGE_TABLES if merged else {})}
+
+
 def manifest(a: Analysis) -> dict[str, Any]:
-    """What the tables do not hold: the capture's info and facts, the clock, the options."""
-    return {
+    """What the tables do not hold: the capture's info and facts, the clock, the options
+    (and which vantage tables the analysis has)."""
+    out = {
         "schema": STORE_SCHEMA,
         "tables": list(TABLE_NAMES),
         "capture": _plain(a.capture) or {},
@@ -73,6 +81,8 @@ def manifest(a: Analysis) -> dict[str, Any]:
         "tolerances": _plain(a.tolerances),
         "options": a.options,
     }
+    vantage_tables = [n for n in saved_tables(a) if n in schema.VANTAGE_TABLES]
+    return out | ({"vantage_tables": vantage_tables} if vantage_tables else {})
 
 
 def save(a: Analysis, folder: str | Path) -> Path:
@@ -81,7 +91,7 @@ def save(a: Analysis, folder: str | Path) -> Path:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / MANIFEST).write_text(json.dumps(manifest(a), default=str, indent=1))
-        for name, table in schema.TABLES.items():
+        for name, table in saved_tables(a).items():
             table_to_parquet(getattr(a, name), table, folder / f"{name}.parquet")
     except OSError as exc:
         raise OutputError(f"cannot save the analysis to {folder}: {exc.strerror or exc}") from exc
@@ -121,16 +131,24 @@ def restore_tolerances(data: Any) -> Any:
 
 
 def analysis_of(tables: dict[str, pd.DataFrame], meta: dict[str, Any]) -> Analysis:
-    """An Analysis from conformed tables and a manifest's parts."""
+    """An Analysis from conformed tables and a manifest's parts; with vantage tables, a
+    merged analysis (each vantage's own analysis decodes its files again on first use)."""
     from rocetrace.analysis.result import Analysis
 
-    return Analysis(
-        **tables,
-        capture=restore_capture(meta.get("capture")),
-        options=dict(meta.get("options") or {}),
-        capture_facts=dict(meta.get("capture_facts") or {}),
-        tolerances=restore_tolerances(meta.get("tolerances")),
-    )
+    parts: dict[str, Any] = {
+        "capture": restore_capture(meta.get("capture")),
+        "options": dict(meta.get("options") or {}),
+        "capture_facts": dict(meta.get("capture_facts") or {}),
+        "tolerances": restore_tolerances(meta.get("tolerances")),
+    }
+    given: dict[str, Any] = {**tables, **parts}
+    if not any(name in tables for name in schema.VANTAGE_TABLES):
+        return Analysis(**given)
+    from rocetrace.vantage.merged_analysis import MergedAnalysis
+    from rocetrace.vantage.vantage_api import saved_per_vantage
+
+    per_vantage = saved_per_vantage(tables["vantages"], parts["options"])
+    return MergedAnalysis(**given, per_vantage=per_vantage)
 
 
 def load(folder: str | Path) -> Analysis:
@@ -141,8 +159,17 @@ def load(folder: str | Path) -> Analysis:
     meta = json.loads((folder / MANIFEST).read_text())
     if meta.get("schema") != STORE_SCHEMA:
         raise InvalidResults(f"{folder}: {meta.get('schema')!r} is not {STORE_SCHEMA!r}")
+    wanted = {**schema.TABLES, **vantage_tables(meta, str(folder))}
     tables = {
         name: table_from_parquet(folder / f"{name}.parquet", table)
-        for name, table in schema.TABLES.items()
+        for name, table in wanted.items()
     }
     return analysis_of(tables, meta)
+
+
+def vantage_tables(meta: dict[str, Any], where: str) -> dict[str, schema.Table]:
+    """The vantage tables a manifest says were saved (none for a single capture)."""
+    names = meta.get("vantage_tables") or []
+    if not isinstance(names, list) or not all(n in schema.VANTAGE_TABLES for n in names):
+        raise InvalidResults(f"{where}: vantage_tables {names!r} are not all known tables")
+    return {n: schema.VANTAGE_TABLES[n] for n in names}

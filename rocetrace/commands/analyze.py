@@ -97,11 +97,13 @@ def analyse_vantages(
     speed: float,
     roce_port: int,
     max_gzip_ratio: float,
+    scale: ScaleOptions,
 ) -> tuple[Path | None, Any]:
     """Several captures of the same traffic merged (rocetrace.vantage): the report path (the
-    first capture's name with -merged.html, unless -o) and the analysis. No output may be
-    any vantage's file."""
-    from rocetrace.vantage.vantage_api import analyze_vantages
+    first capture's name with -merged.html, unless -o) and the analysis, in memory or
+    streamed as the scale options and the files' sizes say. No output may be any vantage's
+    file."""
+    from rocetrace.vantage.vantage_plan import analyze_vantage_inputs, streams
 
     output, json_path, bundle_path = outputs
     vantages = parsed_vantages(specs)
@@ -109,14 +111,12 @@ def analyse_vantages(
     named = inputs[0].with_name(f"{default_stem(inputs[0])}-merged")
     report = report_path(named, output, json_path)
     check_outputs(inputs, [json_path, bundle_path, report])
-    with stage_progress() as progress:
-        result = analyze_vantages(
-            vantages,
-            link_speed=speed,
-            roce_port=roce_port,
-            max_gzip_ratio=max_gzip_ratio,
-            progress=progress,
-        )
+    quiet = scale.quiet or streams(vantages, scale)  # streaming shows its own bars
+    with stage_progress(quiet) as progress:
+        result = analyze_vantage_inputs(
+            vantages, scale, link_speed=speed, roce_port=roce_port,
+            max_gzip_ratio=max_gzip_ratio, progress=progress,
+        )  # fmt: skip
     return report, result
 
 
@@ -213,13 +213,15 @@ def analyze(
         raise click.BadParameter(str(exc), param_hint="--link-speed") from exc
     if bool(captures) == bool(vantage_specs):
         raise click.UsageError("give CAPTURE..., or --vantage NAME=PATH for each capture point")
+    scale = ScaleOptions(
+        workers, scheduler, workdir, parse_size(memory_limit) if memory_limit else None, quiet
+    )
     if vantage_specs:
         outputs = (output, json_path, bundle_path)
-        report, result = analyse_vantages(vantage_specs, outputs, speed, roce_port, max_gzip_ratio)
-    else:
-        scale = ScaleOptions(
-            workers, scheduler, workdir, parse_size(memory_limit) if memory_limit else None, quiet
+        report, result = analyse_vantages(
+            vantage_specs, outputs, speed, roce_port, max_gzip_ratio, scale
         )
+    else:
         report = report_path(captures[0], output, json_path)
         check_outputs(captures, [json_path, bundle_path, report])
         result = run_analysis(list(captures), speed, roce_port, max_gzip_ratio, scale)

@@ -30,6 +30,7 @@ from rocetrace.schema.packet_table import (
     ROCE_ENCAPS,
     packet_dtypes,
 )
+from rocetrace.schema.vantage_columns import MERGED_PACKET_EXTRAS, VANTAGE_TABLES
 
 if TYPE_CHECKING:
     # Built on first use (module __getattr__): `rocetrace decode` never imports pandas.
@@ -73,6 +74,7 @@ __all__ = [
     "MAD_DTYPES",
     "MALFORMED_ROCE",
     "MAX_FRAMES",
+    "MERGED_PACKET_EXTRAS",
     "NAK_KINDS",
     "PACKETS",
     "PACKET_COLUMNS",
@@ -84,6 +86,7 @@ __all__ = [
     "U16",
     "U32",
     "U64",
+    "VANTAGE_TABLES",
     "Column",
     "Table",
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from rocetrace.schema import PACKET_EXTRAS, TABLES
+from rocetrace.schema import MERGED_PACKET_EXTRAS, PACKET_EXTRAS, TABLES, VANTAGE_TABLES
 from rocetrace.schema.column import Table
 
 INTRO = """\
@@ -29,6 +29,15 @@ back with plain `pandas.read_parquet` to these dtypes (list columns come back as
 QPs are integers in the tables and hex wherever a person reads them (`flow` keys,
 messages, the report). What the analysis does to fill them: docs/analysis.md; the summary
 that carries most of them as JSON: docs/summary-schema.md.
+"""
+
+MERGED_INTRO = """\
+# Merged analyses of several vantages
+
+`rocetrace.analyze({"tx": "a.pcap", "rx": "b.pcap"})` (docs/vantages.md) gives every table
+above, computed on the merged table, and these beside them. Text is `string[pyarrow]`;
+numbers keep the numpy and pandas dtypes the vantage stage builds. `Analysis.save`, bundles
+and `rocetrace.load` keep them.
 """
 
 
@@ -51,6 +60,10 @@ def render() -> str:
             lines += _table(PACKET_EXTRAS)
         else:
             lines += _table(table)
+    lines += [MERGED_INTRO]
+    lines += _table(MERGED_PACKET_EXTRAS)
+    for table in VANTAGE_TABLES.values():
+        lines += _table(table)
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -1,24 +1,14 @@
 """Where packets were lost, and how each segment of each flow's path behaved: the loss,
-segment and segment-total tables (columns in rocetrace.vantage.vantage_tables)."""
+segment and segment-total tables (declared in rocetrace.schema.vantage_columns)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from rocetrace.schema.vantage_columns import LOSSES, SEGMENT_TOTALS, SEGMENTS
 from rocetrace.vantage.paths import overtaken
-from rocetrace.vantage.vantage_tables import LOSS_COLUMNS, SEGMENT_COLUMNS, Built, typed
-
-TOTAL_COLUMNS: dict[str, tuple[str, str]] = {
-    "from_vantage": ("object", "segment start"),
-    "to_vantage": ("object", "segment end"),
-    "flows": ("int64", "flows that cross it"),
-    **{
-        k: v
-        for k, v in SEGMENT_COLUMNS.items()
-        if k.startswith(("packets", "losses", "delay", "reordered"))
-    },
-}
+from rocetrace.vantage.vantage_tables import Built, typed
 
 
 def resent_later(merged: pd.DataFrame) -> np.ndarray:
@@ -33,9 +23,12 @@ def resent_later(merged: pd.DataFrame) -> np.ndarray:
 
 
 def loss_table(b: Built, lost: pd.DataFrame, merged: pd.DataFrame) -> pd.DataFrame:
-    """LOSS_COLUMNS: one row per packet lost between two vantages, in time order."""
-    lost = lost.sort_values("t", kind="stable")
+    """LOSSES: one row per packet lost between two vantages, in time order (ties by
+    merged row: the order does not depend on how packets were numbered, per partition or
+    not)."""
     at = b.row_of[lost["packet"].to_numpy()]
+    by = np.lexsort((at, lost["t"].to_numpy()))
+    lost, at = lost.iloc[by], at[by]
     m = merged.iloc[at]
     names = np.array(b.names, dtype=object)
     files, _, frames = b.located(lost["sighting"].to_numpy())
@@ -59,7 +52,7 @@ def loss_table(b: Built, lost: pd.DataFrame, merged: pd.DataFrame) -> pd.DataFra
             k: np.asarray(v) if not isinstance(v, pd.Series) else v.to_numpy()
             for k, v in data.items()
         },
-        LOSS_COLUMNS,
+        LOSSES,
     )
 
 
@@ -127,7 +120,7 @@ def _flows(merged: pd.DataFrame) -> np.ndarray:
 def segment_tables(
     b: Built, along: pd.DataFrame, order: pd.DataFrame, lost: pd.DataFrame, merged: pd.DataFrame
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """SEGMENT_COLUMNS per flow and hop, and TOTAL_COLUMNS per hop over every flow."""
+    """SEGMENTS per flow and hop, and SEGMENT_TOTALS per hop over every flow."""
     names = np.array(b.names, dtype=object)
     code = _flows(merged)
     flow = code[b.row_of]  # per packet id
@@ -144,7 +137,7 @@ def segment_tables(
         "dest_qp": m["dest_qp"].to_numpy(np.int64),
         "from_vantage": names[per["from_v"].to_numpy(np.int64)],
         "to_vantage": names[per["to_v"].to_numpy(np.int64)],
-        **{k: per[k].to_numpy() for k in SEGMENT_COLUMNS if k in per},
+        **{k: per[k].to_numpy() for k in SEGMENTS.names if k in per},
     }
     tot = _stats(x, lost, ["from_v", "to_v"])
     flows = x.groupby(["from_v", "to_v"])["flow"].nunique().rename("flows")
@@ -152,6 +145,6 @@ def segment_tables(
     totals = {
         "from_vantage": names[tot["from_v"].to_numpy(np.int64)],
         "to_vantage": names[tot["to_v"].to_numpy(np.int64)],
-        **{k: tot[k].to_numpy() for k in TOTAL_COLUMNS if k in tot},
+        **{k: tot[k].to_numpy() for k in SEGMENT_TOTALS.names if k in tot},
     }
-    return typed(data, SEGMENT_COLUMNS), typed(totals, TOTAL_COLUMNS)
+    return typed(data, SEGMENTS), typed(totals, SEGMENT_TOTALS)

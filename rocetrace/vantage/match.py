@@ -16,7 +16,9 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import pandas as pd
 
+from rocetrace.analysis.pfc import pfc_rows
 from rocetrace.analysis.prepared import ROCE_ENCAPS
+from rocetrace.scale.keys import coded_hashes
 from rocetrace.schema import MALFORMED_ROCE
 from rocetrace.vantage.vantage_inputs import VantageTable
 
@@ -27,11 +29,14 @@ SIGHTING_COLUMNS: dict[str, tuple[str, str]] = {
     "src": ("int32", "source IP, one code space for every vantage (-1: none)"),
     "dst": ("int32", "destination IP code (-1: none)"),
     "conn": ("int64", "unordered endpoint pair (-1: none): the partition key"),
-    "dest_qp": ("int64", "BTH destination QP (-1: none)"),
-    "psn": ("int64", "BTH PSN (-1: none)"),
-    "opcode": ("int64", "BTH opcode (-1: none)"),
+    "dest_qp": ("int64", "BTH destination QP (-1: none; PFC: its sender's MAC, hashed)"),
+    "psn": ("int64", "BTH PSN (-1: none; PFC: its enable vector and quanta, mixed)"),
+    "opcode": ("int64", "BTH opcode (-1: none; PFC_OPCODE: a PFC frame)"),
     "icrc": ("int64", "ICRC (-1: not captured and not known from another vantage)"),
-    "matchable": ("bool", "an intact RoCE frame: may be a sighting of a packet seen elsewhere"),
+    "matchable": (
+        "bool",
+        "an intact RoCE frame or a PFC frame: may be a sighting of a frame seen elsewhere",
+    ),
     "key": ("int64", "id of the sighting key within the table (-1: not matchable)"),
     "occurrence": ("int32", "k-th sighting of its key at its vantage, capture order (resends)"),
 }
@@ -60,10 +65,37 @@ def _ip_codes(
     return space, out[0], out[1]
 
 
+PFC_OPCODE = -2  # the `opcode` of a PFC frame's sighting: its key is no RoCE header's
+_MIX = np.int64(0x100000001B3)  # FNV prime: mixes the quanta into one key field
+
+
+def _pfc_keys(p: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """PFC frames (a pause on one link, seen by the host and the mirror of its port): per
+    row whether it is one, its sender's MAC (hashed: the same at every vantage) and its
+    content (class-enable vector and the eight quanta, mixed into one integer)."""
+    if "encap" not in p or "pfc_class_enable" not in p:
+        zero = np.zeros(len(p), np.int64)
+        return np.zeros(len(p), bool), zero, zero
+    is_pfc = np.zeros(len(p), bool)
+    is_pfc[pfc_rows(p)] = True
+    mac = pd.Categorical(p["src_mac"])
+    macs = coded_hashes(mac.codes.astype(np.int64), [str(c) for c in mac.categories])
+    content = ints(p["pfc_class_enable"])
+    with np.errstate(over="ignore"):
+        for k in range(8):
+            content = content * _MIX + ints(p[f"pfc_quanta_{k}"])
+    return is_pfc, macs, content & np.int64((1 << 62) - 1)
+
+
+# A frame with a header anomaly, or whose ICRC fails (its bytes are not the packet's), is
+# malformed at its own capture: it stays a sighting (and a merged row) of its own vantage.
+UNMATCHED_ANOMALIES = (*MALFORMED_ROCE, "bad_icrc")
+
+
 def _matchable(p: pd.DataFrame) -> np.ndarray:
-    """Intact RoCE frames: a frame with a header anomaly stays a sighting of its own."""
+    """Intact RoCE frames (no header anomaly, no failed ICRC)."""
     roce = p["encap"].isin(ROCE_ENCAPS).to_numpy()
-    broken = p["anomaly"].isin(MALFORMED_ROCE).to_numpy() if "anomaly" in p else False
+    broken = p["anomaly"].isin(UNMATCHED_ANOMALIES).to_numpy() if "anomaly" in p else False
     return np.asarray(roce & ~broken & p["psn"].notna().to_numpy(), dtype=bool)
 
 
@@ -81,9 +113,12 @@ def sightings(tables: Sequence[VantageTable]) -> tuple[pd.DataFrame, pd.Index]:
             "src": src,
             "dst": dst,
         }
-        for name in ("dest_qp", "psn", "opcode", "icrc"):
-            part[name] = ints(p[name])
-        part["matchable"] = _matchable(p)
+        is_pfc, mac, content = _pfc_keys(p)
+        part["dest_qp"] = np.where(is_pfc, mac, ints(p["dest_qp"]))
+        part["psn"] = np.where(is_pfc, content, ints(p["psn"]))
+        part["opcode"] = np.where(is_pfc, PFC_OPCODE, ints(p["opcode"]))
+        part["icrc"] = ints(p["icrc"])
+        part["matchable"] = _matchable(p) | is_pfc
         parts.append(pd.DataFrame(part))
     s = pd.concat(parts, ignore_index=True)
     lo, hi = np.minimum(s["src"], s["dst"]), np.maximum(s["src"], s["dst"])
@@ -124,11 +159,26 @@ def anchors(s: pd.DataFrame) -> pd.DataFrame:
     """Sightings of keys that every vantage holding them holds once, held by two vantages
     or more: one packet beyond doubt (no resend, no duplicate), the clock fit's evidence.
     Per partition: (conn, key) names a packet across partitions."""
-    m = s[s["key"] >= 0]
+    m = s[(s["key"] >= 0) & (s["src"] >= 0)]  # a PFC frame crosses no host pair
     per = m.groupby(["key", "vantage"], sort=False).size()
     keys = per.groupby(level=0).agg(["max", "size"])
     good = keys.index[(keys["max"] == 1) & (keys["size"] >= 2)]
     return m[m["key"].isin(good)][["key", "vantage", "ts_ns", "src", "dst", "conn"]]
+
+
+MAX_ANCHORS = 2_000_000  # anchor sightings the clock fit takes; above it, a sample
+
+
+def anchor_sample(a: pd.DataFrame, cap: int | None = None) -> pd.DataFrame:
+    """At most about `cap` anchor sightings: every k-th anchor packet by (conn, key), the
+    same in memory and streamed. A sample keeps the fit honest: fewer packets leave a wider
+    corridor of lines none contradicts, so the reported uncertainty grows, never shrinks."""
+    cap = MAX_ANCHORS if cap is None else cap
+    if len(a) <= cap:
+        return a
+    step = -(-len(a) // cap)
+    group = a.groupby(["conn", "key"], sort=False).ngroup().to_numpy()
+    return a[group % step == 0]
 
 
 def hop_medians(s: pd.DataFrame, aligned_ns: np.ndarray) -> pd.Series:

@@ -8,9 +8,10 @@ sighting less the delay from there of the nearest packet of its direction seen a
 So the rows are in the order the packets left their senders, which is causal: a resend
 leaves after the NAK that asked for it arrived, so after that NAK left; and a packet the
 first vantage missed does not look late among its neighbours. ECN is the highest any
-vantage saw (a switch marks CE on the way; the receiver reacts to the mark). Frames that
-are not intact RoCE (PFC, other traffic, malformed RoCE) are never matched: each stays a
-row of its own vantage.
+vantage saw (a switch marks CE on the way; the receiver reacts to the mark). A PFC frame
+(one pause on one link, seen by a host and by the mirror of its port) is matched too and
+carried by its earliest sighting; frames that are neither intact RoCE nor PFC (other
+traffic, malformed RoCE) are never matched: each stays a row of its own vantage.
 """
 
 from __future__ import annotations
@@ -25,24 +26,8 @@ import pyarrow as pa
 from rocetrace.analysis.prepared import ROCE_ENCAPS
 from rocetrace.capture import CaptureInfo
 from rocetrace.vantage.match import ints
+from rocetrace.vantage.paths import on_paths
 from rocetrace.vantage.vantage_inputs import VantageTable, combined_info, concat_tables
-
-MERGED_COLUMNS: dict[str, tuple[str, str]] = {
-    "frame": ("uint32", "row number of the merged table, 1-based (not any file's frame)"),
-    "ts_ns": (
-        "int64",
-        "when it passed the first vantage of its path, on the first vantage's clock (seen "
-        "there; else its first sighting less the delay from there of the nearest packet of "
-        "its direction seen at both)",
-    ),
-    "ecn": ("uint8[pyarrow]", "the highest ECN any vantage saw (CE once marked on the way)"),
-    "vantage": ("category", "the vantage whose sighting the row carries"),
-    "sightings": ("uint8", "how many vantages saw the packet"),
-    "frame_<vantage>": (
-        "UInt32",
-        "frame number at that vantage (its files numbered on); null: not seen there",
-    ),
-}
 
 
 def _local_delays(pk: pd.DataFrame, first: pd.DataFrame) -> pd.DataFrame:
@@ -66,7 +51,8 @@ def departures(
     Unmatchable frames carry themselves."""
     n = int(packet.max(initial=-1)) + 1
     carrier, when = np.full(n, -1, np.int64), np.zeros(n, np.int64)
-    alone = np.flatnonzero(~s["matchable"].to_numpy())
+    alone = np.flatnonzero(~on_paths(s))  # no path: its earliest sighting carries it
+    alone = alone[np.lexsort((alone, aligned[alone]))[::-1]]  # the earliest written last
     carrier[packet[alone]], when[packet[alone]] = alone, aligned[alone]
     x = pk.merge(order, on=["src", "dst", "vantage"])
     x = x.sort_values(["packet", "position", "t"], kind="stable").drop_duplicates("packet")
@@ -111,16 +97,36 @@ def _merged_order(s: pd.DataFrame, carrier: np.ndarray, when: np.ndarray) -> np.
     return np.lexsort((row, vantage, when))
 
 
-def _highest_ecn(tables: Sequence[VantageTable], s: pd.DataFrame, packet: np.ndarray) -> np.ndarray:
-    """Per packet, the highest ECN field of its sightings (-1: none carried one)."""
+def sighting_ecn(tables: Sequence[VantageTable], s: pd.DataFrame) -> np.ndarray:
+    """Per sighting, its frame's ECN field (-1: none)."""
     ecn = np.full(len(s), -1, np.int64)
     vantage, row = s["vantage"].to_numpy(), s["row"].to_numpy()
     for v, t in enumerate(tables):
         at = vantage == v
         ecn[at] = ints(t.packets["ecn"])[row[at]]
+    return ecn
+
+
+def _highest_ecn(ecn: np.ndarray, packet: np.ndarray) -> np.ndarray:
+    """Per packet, the highest ECN field of its sightings (-1: none carried one)."""
     out = np.full(int(packet.max(initial=-1)) + 1, -1, np.int64)
     np.maximum.at(out, packet, ecn)
     return out
+
+
+def merged_ids(
+    s: pd.DataFrame, carrier: np.ndarray, when: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Packet ids in merged order and per packet id its time (in_capture_order). Within a
+    vantage, the rows it carries come in its capture order."""
+    when = in_capture_order(s, carrier, when)
+    return _merged_order(s, carrier, when), when
+
+
+def carried_by(s: pd.DataFrame, carrier: np.ndarray, ids: np.ndarray, v: int) -> np.ndarray:
+    """The rows of vantage v the merged table carries, in merged order (= its row order)."""
+    c = carrier[ids]
+    return s["row"].to_numpy()[c][s["vantage"].to_numpy()[c] == v]
 
 
 def merged_packets(
@@ -130,26 +136,37 @@ def merged_packets(
     carrier: np.ndarray,
     when: np.ndarray,
 ) -> tuple[pd.DataFrame, np.ndarray]:
-    """MERGED_COLUMNS on top of the packet table schema, and per packet id its merged row.
+    """The packet table with the merged columns (schema.vantage_columns.MERGED_PACKET_EXTRAS),
+    and per packet id its merged row.
     `carrier`, `when`: per packet id, the sighting it carries and its time (departures)."""
-    when = in_capture_order(s, carrier, when)
-    ids = _merged_order(s, carrier, when)
+    ids, when = merged_ids(s, carrier, when)
+    parts = [t.packets.iloc[carried_by(s, carrier, ids, v)] for v, t in enumerate(tables)]
+    ecn = sighting_ecn(tables, s)
+    return assembled(parts, [t.name for t in tables], s, packet, (carrier, ids, when), ecn)
+
+
+def assembled(
+    parts: Sequence[pd.DataFrame],
+    names: list[str],
+    s: pd.DataFrame,
+    packet: np.ndarray,
+    placed: tuple[np.ndarray, np.ndarray, np.ndarray],
+    ecn: np.ndarray,
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """The merged table from each vantage's carried rows (`parts`, carried_by order);
+    `placed`: per packet id its carrier, the ids in merged order, per packet id its time;
+    `ecn`: per sighting. Shared by the in-memory and the streamed merge."""
+    carrier, ids, when = placed
     c = carrier[ids]
-    vantage, row = s["vantage"].to_numpy()[c], s["row"].to_numpy()[c]
-    parts, where = [], []
-    for v, t in enumerate(tables):
-        at = np.flatnonzero(vantage == v)
-        parts.append(t.packets.iloc[row[at]])
-        where.append(at)
-    merged = concat_tables(parts)
+    vantage = s["vantage"].to_numpy()[c]
+    where = [np.flatnonzero(vantage == v) for v in range(len(names))]
+    merged = concat_tables(list(parts))
     merged = merged.iloc[np.argsort(np.concatenate(where), kind="stable")].reset_index(drop=True)
     row_of = np.empty(len(ids), np.int64)
     row_of[ids] = np.arange(len(ids))
-    ecn = _highest_ecn(tables, s, packet)[ids]
-    names = [t.name for t in tables]
     merged["frame"] = np.arange(1, len(ids) + 1, dtype=np.uint32)
     merged["ts_ns"] = when[ids]
-    merged["ecn"] = arrow_ints(ecn, pa.uint8())
+    merged["ecn"] = arrow_ints(_highest_ecn(ecn, packet)[ids], pa.uint8())
     merged["vantage"] = pd.Categorical.from_codes(vantage.astype(np.int64), pd.Index(names))
     merged["sightings"] = np.bincount(packet, minlength=len(ids))[ids].astype(np.uint8)
     for v, name in enumerate(names):

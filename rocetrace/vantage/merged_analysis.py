@@ -44,6 +44,9 @@ VANTAGE_KEYS = (
     "matched_packets",
     "pivot_ns",
     "missed",
+    "pfc_frames",
+    "pfc_held_s",
+    "malformed_packets",
 )
 LOSS_KEYS = (
     "flow_id",
@@ -71,7 +74,7 @@ def _rows(df: pd.DataFrame, keys: tuple[str, ...]) -> list[dict[str, Any]]:
 
 @dataclass(repr=False)  # Analysis' own short repr, not every table
 class MergedAnalysis(Analysis):
-    """`packets` is the merged table (rocetrace.vantage.merge.MERGED_COLUMNS): flows,
+    """`packets` is the merged table (rocetrace.schema.vantage_columns.MERGED_PACKET_EXTRAS): flows,
     episodes and findings are computed on it. Vantage tables: rocetrace.vantage.vantage_tables."""
 
     vantages: pd.DataFrame = field(default_factory=pd.DataFrame)

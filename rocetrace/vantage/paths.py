@@ -25,9 +25,15 @@ ALONG_COLUMNS: dict[str, tuple[str, str]] = {
 }
 
 
+def on_paths(s: pd.DataFrame) -> np.ndarray:
+    """Per sighting, whether it is of a packet between two hosts that may be seen elsewhere."""
+    return np.asarray(s["matchable"].to_numpy() & (s["src"].to_numpy() >= 0), dtype=bool)
+
+
 def matched(s: pd.DataFrame, packet: np.ndarray, aligned: np.ndarray) -> pd.DataFrame:
-    """The matchable sightings: packet, vantage, src, dst, aligned time t, sighting row."""
-    m = s["matchable"].to_numpy()
+    """The matchable sightings of packets between hosts (a PFC frame has no path): packet,
+    vantage, src, dst, aligned time t, sighting row."""
+    m = on_paths(s)
     return pd.DataFrame(
         {
             "packet": packet[m],
