@@ -62,6 +62,9 @@ typedef struct {
                              episode, and no NAK of their own seen: only go-back-N sends them */
     int64_t near_split;   /* a resend kept in the run though a NAK of its PSN came not much
                              sooner than the path's answers take (half the gate or more) */
+    int64_t alt_of;       /* the run this episode's first resend would continue if the NAK
+                             it was split off for was not its trigger (-1 none; -2 two such
+                             runs) */
 } Episode;
 #define EPISODE_FIELDS (sizeof(Episode) / sizeof(int64_t))
 
@@ -143,6 +146,7 @@ typedef struct {
     int64_t ref, sent_hi, last_sent_first, first_ext, acked, acked_ev, progress_ev;
     int64_t expected, oos_ev, resp_hi, resp_hi_ev, prev_ev, prev_req_ev;
     int64_t data_hi; /* highest PSN of a READ response or atomic ACK: the response stream */
+    int acked_by_nak;     /* the highest acknowledgement came from a NAK */
     Py_ssize_t open, cut; /* open episode and the one it cut (indices), -1 none */
     Py_ssize_t reads0, naks0, gaps0; /* this conversation's first READ, NAK and gap */
     int64_t id;               /* conversation id */
@@ -298,6 +302,7 @@ static Episode *new_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_
     E.orig_ev = orig ? orig->ev : -1;
     E.msg_first = orig ? orig->msg_first : NONE;
     E.cut_of = c->open;
+    E.alt_of = -1;
     if (!PUSH(m->eps, E)) {
         m->oom = 1;
         return NULL;
@@ -370,6 +375,7 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
     if (k >= 0)
         answer_nak(m, c, E, k, e);
     E->nak_early = resumable;
+    E->alt_of = resumable ? c->cut : kind == S_ASKED ? was_open : -1;
     E->own_nak_seen = own_nak_seen;
     E->new_naks = m->naks.n - c->naks0;
     E->start_kind = kind;
@@ -425,8 +431,13 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
                       : asked       ? S_ASKED
                       : reissue     ? S_REISSUE
                                     : S_TIMER);
-        if (asked && early && r->episode[i] == m->eps.n - 1)
-            m->eps.at[m->eps.n - 1].nak_early = 1;
+        if (asked && early && r->episode[i] == m->eps.n - 1) {
+            Episode *N = &m->eps.at[m->eps.n - 1];
+            /* resumable too: the resend may continue either of two runs */
+            if (N->nak_early && N->alt_of != N->cut_of)
+                N->alt_of = -2;
+            N->nak_early = 1;
+        }
         return;
     }
     Py_ssize_t near = find_nak(m, c, i, e, 1, 0, 0);
@@ -604,10 +615,13 @@ static void on_ack(Machine *m, Conv *c, Py_ssize_t i)
         c->acked = acked;
         c->acked_ev = i;
         c->progress_ev = i;
+        c->acked_by_nak = nak;
         r->flags[i] |= F_ADVANCE;
         if (!nak)
             note(m, c, 'A');
-    } else if (nak && acked < c->acked) {
+    } else if (nak && acked < c->acked && !c->acked_by_nak) {
+        /* below an ACK: stale. Below only a NAK it is not: a go-back-0 responder takes the
+         * restarted message again and NAKs a PSN it then misses */
         r->flags[i] |= F_STALE;
     } else if (!nak) {
         note(m, c, 'a');
@@ -660,6 +674,7 @@ static void on_read_response(Machine *m, Conv *c, Py_ssize_t i)
         c->acked = p;
         c->acked_ev = i;
         c->progress_ev = i;
+        c->acked_by_nak = 0;
         r->flags[i] |= F_ADVANCE;
     }
     if (c->resp_hi == NONE || p > c->resp_hi) {
