@@ -65,6 +65,11 @@ typedef struct {
     int64_t alt_of;       /* the run this episode's first resend would continue if the NAK
                              it was split off for was not its trigger (-1 none; -2 two such
                              runs) */
+    int64_t read_naked;   /* READ asked again: a NAK of a PSN of its span up to the asked one
+                             was seen (the resend may answer it) */
+    int64_t taken_split;  /* a resend kept in the run whose PSN's NAK a split with a run it
+                             may continue took (that split, -1 none): were the split more of
+                             its run, the NAK would have split this one */
 } Episode;
 #define EPISODE_FIELDS (sizeof(Episode) / sizeof(int64_t))
 
@@ -88,6 +93,7 @@ typedef struct {
 
 typedef struct {
     int64_t ev, ext, kind, taken;
+    int64_t taker; /* the episode that took it, -1 none */
 } Nak;
 
 typedef struct {
@@ -151,6 +157,7 @@ typedef struct {
     Py_ssize_t reads0, naks0, gaps0; /* this conversation's first READ, NAK and gap */
     int64_t id;               /* conversation id */
     int new_data;         /* new data since the open episode began */
+    Py_ssize_t runs0;     /* the first episode since the last new data */
     int64_t letters[16];  /* history letter counts */
     Py_ssize_t hist_len;
 } Conv;
@@ -272,6 +279,43 @@ static int nak_seen(Machine *m, const Conv *c, int64_t ext)
     return 0;
 }
 
+/* The newest split (an episode with a run it may continue) that took a NAK of exactly PSN
+ * `ext`, -1 none. */
+static int64_t nak_taken_by_split(Machine *m, const Conv *c, int64_t ext)
+{
+    Py_ssize_t stop = m->naks.n - NAK_LOOKBACK > c->naks0 ? m->naks.n - NAK_LOOKBACK : c->naks0;
+    for (Py_ssize_t k = m->naks.n - 1; k >= stop; k--) {
+        Nak *nk = &m->naks.at[k];
+        if (nk->ext == ext && nk->taker >= 0 && m->eps.at[nk->taker].alt_of != -1)
+            return nk->taker;
+    }
+    return -1;
+}
+
+/* Was a NAK of a PSN in [lo, hi] seen in this conversation (within the lookback)? */
+static int nak_within(Machine *m, const Conv *c, int64_t lo, int64_t hi)
+{
+    Py_ssize_t stop = m->naks.n - NAK_LOOKBACK > c->naks0 ? m->naks.n - NAK_LOOKBACK : c->naks0;
+    for (Py_ssize_t k = m->naks.n - 1; k >= stop; k--)
+        if (m->naks.at[k].ext >= lo && m->naks.at[k].ext <= hi)
+            return 1;
+    return 0;
+}
+
+/* The runs since the last new data that a restart at `e` could continue (one cut before,
+ * stopped at or below `e`: a run goes on from where it stopped, or further on when an ACK
+ * overtook it or the capture point missed resends): -1 none, -2 several, else the one. */
+static int64_t run_to_resume(Machine *m, const Conv *c, int64_t e, Py_ssize_t open)
+{
+    int64_t found = -1;
+    for (Py_ssize_t k = c->runs0; k < m->eps.n; k++) {
+        if (k == open || m->eps.at[k].conv != c->id || m->eps.at[k].cursor > e)
+            continue;
+        found = found == -1 ? k : -2;
+    }
+    return found;
+}
+
 static int is_read_request(int16_t opcode) { return opcode >= 0 && (opcode & 0x1F) == 0x0C; }
 
 static Episode *new_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end,
@@ -302,7 +346,7 @@ static Episode *new_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_
     E.orig_ev = orig ? orig->ev : -1;
     E.msg_first = orig ? orig->msg_first : NONE;
     E.cut_of = c->open;
-    E.alt_of = -1;
+    E.alt_of = E.taken_split = -1;
     if (!PUSH(m->eps, E)) {
         m->oom = 1;
         return NULL;
@@ -314,6 +358,7 @@ static void take_nak(Machine *m, Episode *E, Py_ssize_t k)
 {
     Nak *nk = &m->naks.at[k];
     nk->taken = 1;
+    nk->taker = E - m->eps.at;
     E->nak_ev = nk->ev;
     E->nak_ext = nk->ext;
     E->nak_kind = nk->kind;
@@ -384,6 +429,7 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
     if (rd && rd->ev >= 0) {
         E->read_ev = rd->ev;
         E->read_resp_hi = rd->resp_hi;
+        E->read_naked = nak_within(m, c, rd->first, e);
         rd->reissue_ep = m->eps.n - 1;
     }
     r->episode[i] = m->eps.n - 1;
@@ -425,6 +471,7 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
      * shortest ACK timer (less any PFC pause) is the timer's restart, not more of the run. */
     int64_t quiet = r->ts[i] - r->ts[E->last_ev] - (r->paused[i] - r->paused[E->last_ev]);
     int timer = quiet >= MIN_ACK_TIMEOUT_NS - r->tol;
+    int64_t resume = e < E->cursor && asked && early ? run_to_resume(m, c, e, c->open) : -1;
     if (e < E->cursor || asked || reissue || timer) {
         start_episode(m, c, i, e, end, orig,
                       e < E->cursor ? S_RESTART
@@ -433,9 +480,16 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
                                     : S_TIMER);
         if (asked && early && r->episode[i] == m->eps.n - 1) {
             Episode *N = &m->eps.at[m->eps.n - 1];
+            /* a restart (below the open run) continues no run but one cut before it that
+             * stopped at or below its PSN: with none, the NAK is its trigger */
+            int64_t other = N->start_kind == S_RESTART ? resume : N->cut_of;
+            if (N->start_kind == S_RESTART && resume == -1 && !N->nak_early)
+                return;
             /* resumable too: the resend may continue either of two runs */
-            if (N->nak_early && N->alt_of != N->cut_of)
+            if (N->nak_early && N->alt_of != other)
                 N->alt_of = -2;
+            else
+                N->alt_of = other;
             N->nak_early = 1;
         }
         return;
@@ -452,6 +506,9 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
     } else {
         E->contiguous++;
     }
+    int64_t taker = nak_taken_by_split(m, c, e);
+    if (taker >= 0)
+        E->taken_split = taker;
     if (e != E->start_ext && e != E->last_sent_first && !nak_seen(m, c, e))
         E->unasked++;
     extend(E, i, end);
@@ -549,6 +606,7 @@ static void on_request(Machine *m, Conv *c, Py_ssize_t i)
         c->last_sent_first = e;
         c->open = c->cut = -1;
         c->new_data = 1;
+        c->runs0 = m->eps.n;
         if (!orig || orig->opcode != r->opcode[i])
             remember(m, e, i, r->opcode[i], msg_first_of(m, r->pos[i], e));
         if (read) {
@@ -637,7 +695,7 @@ static void on_ack(Machine *m, Conv *c, Py_ssize_t i)
         return;
     if (c->oos_ev >= 0 && c->expected == p)
         r->link[i] = c->oos_ev; /* first out-of-sequence arrival -> this NAK */
-    Nak entry = {i, p, k, 0};
+    Nak entry = {i, p, k, 0, -1};
     if (!PUSH(m->naks, entry)) {
         m->oom = 1;
         return;
@@ -711,6 +769,7 @@ static void run_conversation(Machine *m, Py_ssize_t b, Py_ssize_t e)
     c.reads0 = m->reads.n;
     c.naks0 = m->naks.n;
     c.gaps0 = m->gaps.n;
+    c.runs0 = m->eps.n;
     for (Py_ssize_t i = b; i < e && !m->oom; i++) {
         switch (r->kind[i]) {
         case K_REQUEST:

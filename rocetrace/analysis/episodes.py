@@ -90,8 +90,13 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     certainty[trigger == "unknown"] = UNCERTAIN
     # a READ asked again for responses the capture saw delivered: lost after the capture
     # point (a re-issue), or a resend for a NAK another run answered: open
-    certainty[later & (e["start_ext"] <= e["read_resp_hi"])] = UNCERTAIN
-    open_split = (e["cut_by_split"] == 1) | (e["near_split"] == 1)
+    certainty[later & (e["start_ext"] <= e["read_resp_hi"]) & (e["read_naked"] == 1)] = UNCERTAIN
+    doubt = _split_at_the_floor(x, e, wait)
+    # a resend kept in the run whose NAK a split in doubt took: were that split more of its
+    # run, the NAK would have split this one
+    taker = e["taken_split"]
+    taken = (taker >= 0) & doubt[np.maximum(taker, 0)] & (e["alt_of"][np.maximum(taker, 0)] != -1)
+    open_split = (e["cut_by_split"] == 1) | (e["near_split"] == 1) | taken
     certainty[open_split] = UNCERTAIN
     below_own = has_nak & (e["start_ext"] < e["nak_ext"]) & (e["own_nak_seen"] == 1)
     certainty[below_own] = UNCERTAIN  # a go-back-0 reading beside a NAK of its own PSN
@@ -99,7 +104,7 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     x.seen["timer_ns"] = _timeout_silence(x, e, trigger)
     if slow.any():
         _slow_answers(x, e, slow, cause, trigger, certainty)
-    x.alt = _either_run(e, _split_at_the_floor(x, e, wait), trigger, certainty)
+    x.alt = _either_run(e, doubt, trigger, certainty)
     return trigger, certainty
 
 
