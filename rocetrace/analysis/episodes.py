@@ -226,6 +226,10 @@ def _modes(
     certainty[gb0 & (e["own_nak_seen"] == 1)] = UNCERTAIN
     upstream = x.losses_upstream[e["conv"]]
     certainty[tail_skip & ~overtaken & (~upstream | _back_to_back(x, e))] = CERTAIN
+    # a go-back-N would have lost every resend the skip passes over, more in a row than the
+    # path loses anywhere else in the capture
+    burst = tail_skip & ~overtaken & (certainty != CERTAIN) & (e["skipped"] >= 2)
+    certainty[burst & (e["skipped"] > _longest_loss(x.conv)[e["conv"]])] = LIKELY
     hidden = np.where(middle > 0, _hidden_first(x, e, trigger, gb0), 0)
     certainty[hidden != 0] = UNCERTAIN
     host = _hosts(x, e)
@@ -241,6 +245,12 @@ def _modes(
     either = (same_packets | cut_short | below_ack | (tail_skip & overtaken)) & ~gb0
     either &= certainty != CERTAIN
     policy = _host_policy(x, e, trigger, mode, certainty)
+    # selective repeat covers RDMA READ and WRITE only: a SEND both policies would resend
+    # alike went back N (unless a go-back-0 could have: a NIC that shows one, a restart
+    # inside a message whose first resends may be lost, or below a seen ACK)
+    send = (_op_class(e["start_opcode"]) == "send") & (policy == "") & (hidden == 0)
+    send &= ~below_ack & ~np.isin(host, list(nic.gb0_hosts))
+    policy[send] = "go-back-n"
     # below an ACK the sender may not have had: a go-back-0 NIC would restart there both
     # when it had the ACK (going back) and when it had not (at its first unacked PSN)
     policy[below_ack & (policy == "go-back-0")] = ""
@@ -273,6 +283,14 @@ def _same_mode_either_run(alt: np.ndarray, mode: np.ndarray, certainty: np.ndarr
     differs = has & ((mode != mode[other]) | open_ | open_[other])
     certainty[differs] = UNCERTAIN
     certainty[alt[differs]] = UNCERTAIN
+
+
+def _longest_loss(c: cn.Conversations) -> np.ndarray:
+    """Per conversation, the most PSNs lost in a row before the capture point that its new
+    data shows (its longest PSN gap)."""
+    out = np.zeros(int(c.conv.max(initial=-1)) + 1, np.int64)
+    np.maximum.at(out, c.conv, c.gap)
+    return out
 
 
 def _go_back_0(e: np.ndarray) -> np.ndarray:
