@@ -67,6 +67,8 @@ typedef struct {
                              runs) */
     int64_t read_naked;   /* READ asked again: a NAK of a PSN of its span up to the asked one
                              was seen (the resend may answer it) */
+    int64_t alt_lo;       /* a restart that may continue several runs on one chain: the
+                             oldest (-1: only alt_of) */
     int64_t taken_split;  /* a resend kept in the run whose PSN's NAK a split with a run it
                              may continue took (that split, -1 none): were the split more of
                              its run, the NAK would have split this one */
@@ -304,16 +306,28 @@ static int nak_within(Machine *m, const Conv *c, int64_t lo, int64_t hi)
 
 /* The runs since the last new data that a restart at `e` could continue (one cut before,
  * stopped at or below `e`: a run goes on from where it stopped, or further on when an ACK
- * overtook it or the capture point missed resends): -1 none, -2 several, else the one. */
-static int64_t run_to_resume(Machine *m, const Conv *c, int64_t e, Py_ssize_t open)
+ * overtook it or the capture point missed resends): -1 none, else the newest, with the
+ * oldest in `*oldest`; -2 when they are not all on one chain of runs that each may
+ * continue the one before (alt_of). */
+static int64_t run_to_resume(Machine *m, const Conv *c, int64_t e, Py_ssize_t open,
+                             int64_t *oldest)
 {
-    int64_t found = -1;
-    for (Py_ssize_t k = c->runs0; k < m->eps.n; k++) {
+    int64_t newest = -1, chain = -1;
+    *oldest = -1;
+    for (Py_ssize_t k = m->eps.n - 1; k >= c->runs0; k--) {
         if (k == open || m->eps.at[k].conv != c->id || m->eps.at[k].cursor > e)
             continue;
-        found = found == -1 ? k : -2;
+        if (newest < 0) {
+            newest = chain = k;
+        } else {
+            while (chain > k)
+                chain = m->eps.at[chain].alt_of;
+            if (chain != k)
+                return -2;
+        }
+        *oldest = k;
     }
-    return found;
+    return newest;
 }
 
 static int is_read_request(int16_t opcode) { return opcode >= 0 && (opcode & 0x1F) == 0x0C; }
@@ -346,7 +360,7 @@ static Episode *new_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_
     E.orig_ev = orig ? orig->ev : -1;
     E.msg_first = orig ? orig->msg_first : NONE;
     E.cut_of = c->open;
-    E.alt_of = E.taken_split = -1;
+    E.alt_of = E.taken_split = E.alt_lo = -1;
     if (!PUSH(m->eps, E)) {
         m->oom = 1;
         return NULL;
@@ -471,7 +485,12 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
      * shortest ACK timer (less any PFC pause) is the timer's restart, not more of the run. */
     int64_t quiet = r->ts[i] - r->ts[E->last_ev] - (r->paused[i] - r->paused[E->last_ev]);
     int timer = quiet >= MIN_ACK_TIMEOUT_NS - r->tol;
-    int64_t resume = e < E->cursor && asked && early ? run_to_resume(m, c, e, c->open) : -1;
+    int64_t oldest = -1;
+    int64_t resume = e < E->cursor && asked && early ? run_to_resume(m, c, e, c->open, &oldest)
+                                                     : -1;
+    /* the open run went on through a PSN whose NAK is this restart's: had that resend
+     * answered the NAK, this restart would have none */
+    int near_cut = E->near_split;
     if (e < E->cursor || asked || reissue || timer) {
         start_episode(m, c, i, e, end, orig,
                       e < E->cursor ? S_RESTART
@@ -482,9 +501,11 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
             Episode *N = &m->eps.at[m->eps.n - 1];
             /* a restart (below the open run) continues no run but one cut before it that
              * stopped at or below its PSN: with none, the NAK is its trigger */
-            int64_t other = N->start_kind == S_RESTART ? resume : N->cut_of;
-            if (N->start_kind == S_RESTART && resume == -1 && !N->nak_early)
+            int restart = N->start_kind == S_RESTART;
+            int64_t other = !restart ? N->cut_of : near_cut ? -2 : resume;
+            if (restart && other == -1 && !N->nak_early)
                 return;
+            N->alt_lo = restart && other >= 0 ? oldest : -1;
             /* resumable too: the resend may continue either of two runs */
             if (N->nak_early && N->alt_of != other)
                 N->alt_of = -2;

@@ -126,6 +126,7 @@ def _either_run(
     rank = pd.Series(certainty, dtype=object).map(RANK).to_numpy(np.int8)
     has = alt >= 0
     rank[has & (trigger != trigger[np.maximum(alt, 0)])] = RANK[UNCERTAIN]
+    rank[_chain_misses(alt, e["alt_lo"])] = RANK[UNCERTAIN]
     up = alt.copy()
     while (up >= 0).any():  # pointer jumping: the worst rank along each chain
         on = up >= 0
@@ -268,6 +269,19 @@ def _modes(
     if len(x.alt) == len(e):
         _same_mode_either_run(x.alt, mode, certainty)
     return mode, certainty
+
+
+def _chain_misses(alt: np.ndarray, oldest: np.ndarray) -> np.ndarray:
+    """Restarts that may continue several runs (the state machine found them on one chain,
+    down to `oldest`) whose chain of runs in doubt stops before the oldest: a run they may
+    continue is then weighed by no reading."""
+    out = np.zeros(len(alt), bool)
+    for k in np.flatnonzero((alt >= 0) & (oldest >= 0)):  # such restarts are few
+        at = alt[k]
+        while at > oldest[k]:
+            at = alt[at]
+        out[k] = at != oldest[k]
+    return out
 
 
 def _same_mode_either_run(alt: np.ndarray, mode: np.ndarray, certainty: np.ndarray) -> None:
