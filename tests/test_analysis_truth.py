@@ -190,7 +190,15 @@ def test_hard_case(tmp_path: Path, case: int) -> None:
     check(tmp_path, "clean", seed, **mix)
 
 
-@pytest.mark.parametrize("clock", ["us", "jitter50", "25G", "400G"])
+# Measured share of uncertain episodes on the hard cases: ns 33%, us 45%, jitter50 37%, 25G
+# 30%, 400G 36% (was 64-79%). What stays open is mostly NAK storms where which run a resend
+# continues changes the trigger kind or the mode, restarts inside a message where a
+# go-back-0's lost first resends would look the same, and runs two NICs' episodes may
+# share. The bounds keep it from getting worse unnoticed; the aim is 5%.
+UNCERTAIN_AT_MOST = {"ns": 0.38, "us": 0.50, "jitter50": 0.42, "25G": 0.36, "400G": 0.42}
+
+
+@pytest.mark.parametrize("clock", sorted(UNCERTAIN_AT_MOST))
 def test_hard_cases_on_real_clocks(tmp_path: Path, clock: str) -> None:
     """The hard cases re-clocked or at another link speed: no confident wrong answer."""
     episodes = uncertain = 0
@@ -199,7 +207,5 @@ def test_hard_cases_on_real_clocks(tmp_path: Path, clock: str) -> None:
         (tmp_path / str(k)).mkdir()
         g = check(tmp_path / str(k), "clean", seed, "ns" if clock in LINKS else clock, **ov)
         episodes, uncertain = episodes + g.episodes, uncertain + g.uncertain
-    # Measured: 59-79% of these episodes uncertain (NAK storms of selective-repeat
-    # responders, where which NAK a single resend answers is a matter of NIC timing); the
-    # aim is 5%. The bound keeps it from getting worse unnoticed.
-    assert uncertain <= 0.85 * episodes, f"{uncertain} of {episodes} episodes uncertain"
+    bound = UNCERTAIN_AT_MOST[clock]
+    assert uncertain <= bound * episodes, f"{uncertain} of {episodes} episodes uncertain"

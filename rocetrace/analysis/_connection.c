@@ -62,6 +62,16 @@ typedef struct {
                              episode, and no NAK of their own seen: only go-back-N sends them */
     int64_t near_split;   /* a resend kept in the run though a NAK of its PSN came not much
                              sooner than the path's answers take (half the gate or more) */
+    int64_t alt_of;       /* the run this episode's first resend would continue if the NAK
+                             it was split off for was not its trigger (-1 none; -2 two such
+                             runs) */
+    int64_t read_naked;   /* READ asked again: a NAK of a PSN of its span up to the asked one
+                             was seen (the resend may answer it) */
+    int64_t alt_lo;       /* a restart that may continue several runs on one chain: the
+                             oldest (-1: only alt_of) */
+    int64_t taken_split;  /* a resend kept in the run whose PSN's NAK a split with a run it
+                             may continue took (that split, -1 none): were the split more of
+                             its run, the NAK would have split this one */
 } Episode;
 #define EPISODE_FIELDS (sizeof(Episode) / sizeof(int64_t))
 
@@ -85,6 +95,7 @@ typedef struct {
 
 typedef struct {
     int64_t ev, ext, kind, taken;
+    int64_t taker; /* the episode that took it, -1 none */
 } Nak;
 
 typedef struct {
@@ -143,10 +154,12 @@ typedef struct {
     int64_t ref, sent_hi, last_sent_first, first_ext, acked, acked_ev, progress_ev;
     int64_t expected, oos_ev, resp_hi, resp_hi_ev, prev_ev, prev_req_ev;
     int64_t data_hi; /* highest PSN of a READ response or atomic ACK: the response stream */
+    int acked_by_nak;     /* the highest acknowledgement came from a NAK */
     Py_ssize_t open, cut; /* open episode and the one it cut (indices), -1 none */
     Py_ssize_t reads0, naks0, gaps0; /* this conversation's first READ, NAK and gap */
     int64_t id;               /* conversation id */
     int new_data;         /* new data since the open episode began */
+    Py_ssize_t runs0;     /* the first episode since the last new data */
     int64_t letters[16];  /* history letter counts */
     Py_ssize_t hist_len;
 } Conv;
@@ -268,6 +281,55 @@ static int nak_seen(Machine *m, const Conv *c, int64_t ext)
     return 0;
 }
 
+/* The newest split (an episode with a run it may continue) that took a NAK of exactly PSN
+ * `ext`, -1 none. */
+static int64_t nak_taken_by_split(Machine *m, const Conv *c, int64_t ext)
+{
+    Py_ssize_t stop = m->naks.n - NAK_LOOKBACK > c->naks0 ? m->naks.n - NAK_LOOKBACK : c->naks0;
+    for (Py_ssize_t k = m->naks.n - 1; k >= stop; k--) {
+        Nak *nk = &m->naks.at[k];
+        if (nk->ext == ext && nk->taker >= 0 && m->eps.at[nk->taker].alt_of != -1)
+            return nk->taker;
+    }
+    return -1;
+}
+
+/* Was a NAK of a PSN in [lo, hi] seen in this conversation (within the lookback)? */
+static int nak_within(Machine *m, const Conv *c, int64_t lo, int64_t hi)
+{
+    Py_ssize_t stop = m->naks.n - NAK_LOOKBACK > c->naks0 ? m->naks.n - NAK_LOOKBACK : c->naks0;
+    for (Py_ssize_t k = m->naks.n - 1; k >= stop; k--)
+        if (m->naks.at[k].ext >= lo && m->naks.at[k].ext <= hi)
+            return 1;
+    return 0;
+}
+
+/* The runs since the last new data that a restart at `e` could continue (one cut before,
+ * stopped at or below `e`: a run goes on from where it stopped, or further on when an ACK
+ * overtook it or the capture point missed resends): -1 none, else the newest, with the
+ * oldest in `*oldest`; -2 when they are not all on one chain of runs that each may
+ * continue the one before (alt_of). */
+static int64_t run_to_resume(Machine *m, const Conv *c, int64_t e, Py_ssize_t open,
+                             int64_t *oldest)
+{
+    int64_t newest = -1, chain = -1;
+    *oldest = -1;
+    for (Py_ssize_t k = m->eps.n - 1; k >= c->runs0; k--) {
+        if (k == open || m->eps.at[k].conv != c->id || m->eps.at[k].cursor > e)
+            continue;
+        if (newest < 0) {
+            newest = chain = k;
+        } else {
+            while (chain > k)
+                chain = m->eps.at[chain].alt_of;
+            if (chain != k)
+                return -2;
+        }
+        *oldest = k;
+    }
+    return newest;
+}
+
 static int is_read_request(int16_t opcode) { return opcode >= 0 && (opcode & 0x1F) == 0x0C; }
 
 static Episode *new_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end,
@@ -298,6 +360,7 @@ static Episode *new_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_
     E.orig_ev = orig ? orig->ev : -1;
     E.msg_first = orig ? orig->msg_first : NONE;
     E.cut_of = c->open;
+    E.alt_of = E.taken_split = E.alt_lo = -1;
     if (!PUSH(m->eps, E)) {
         m->oom = 1;
         return NULL;
@@ -309,6 +372,7 @@ static void take_nak(Machine *m, Episode *E, Py_ssize_t k)
 {
     Nak *nk = &m->naks.at[k];
     nk->taken = 1;
+    nk->taker = E - m->eps.at;
     E->nak_ev = nk->ev;
     E->nak_ext = nk->ext;
     E->nak_kind = nk->kind;
@@ -370,6 +434,7 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
     if (k >= 0)
         answer_nak(m, c, E, k, e);
     E->nak_early = resumable;
+    E->alt_of = resumable ? c->cut : kind == S_ASKED ? was_open : -1;
     E->own_nak_seen = own_nak_seen;
     E->new_naks = m->naks.n - c->naks0;
     E->start_kind = kind;
@@ -378,6 +443,7 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
     if (rd && rd->ev >= 0) {
         E->read_ev = rd->ev;
         E->read_resp_hi = rd->resp_hi;
+        E->read_naked = nak_within(m, c, rd->first, e);
         rd->reissue_ep = m->eps.n - 1;
     }
     r->episode[i] = m->eps.n - 1;
@@ -419,14 +485,34 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
      * shortest ACK timer (less any PFC pause) is the timer's restart, not more of the run. */
     int64_t quiet = r->ts[i] - r->ts[E->last_ev] - (r->paused[i] - r->paused[E->last_ev]);
     int timer = quiet >= MIN_ACK_TIMEOUT_NS - r->tol;
+    int64_t oldest = -1;
+    int64_t resume = e < E->cursor && asked && early ? run_to_resume(m, c, e, c->open, &oldest)
+                                                     : -1;
+    /* the open run went on through a PSN whose NAK is this restart's: had that resend
+     * answered the NAK, this restart would have none */
+    int near_cut = E->near_split;
     if (e < E->cursor || asked || reissue || timer) {
         start_episode(m, c, i, e, end, orig,
                       e < E->cursor ? S_RESTART
                       : asked       ? S_ASKED
                       : reissue     ? S_REISSUE
                                     : S_TIMER);
-        if (asked && early && r->episode[i] == m->eps.n - 1)
-            m->eps.at[m->eps.n - 1].nak_early = 1;
+        if (asked && early && r->episode[i] == m->eps.n - 1) {
+            Episode *N = &m->eps.at[m->eps.n - 1];
+            /* a restart (below the open run) continues no run but one cut before it that
+             * stopped at or below its PSN: with none, the NAK is its trigger */
+            int restart = N->start_kind == S_RESTART;
+            int64_t other = !restart ? N->cut_of : near_cut ? -2 : resume;
+            if (restart && other == -1 && !N->nak_early)
+                return;
+            N->alt_lo = restart && other >= 0 ? oldest : -1;
+            /* resumable too: the resend may continue either of two runs */
+            if (N->nak_early && N->alt_of != other)
+                N->alt_of = -2;
+            else
+                N->alt_of = other;
+            N->nak_early = 1;
+        }
         return;
     }
     Py_ssize_t near = find_nak(m, c, i, e, 1, 0, 0);
@@ -441,6 +527,9 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
     } else {
         E->contiguous++;
     }
+    int64_t taker = nak_taken_by_split(m, c, e);
+    if (taker >= 0)
+        E->taken_split = taker;
     if (e != E->start_ext && e != E->last_sent_first && !nak_seen(m, c, e))
         E->unasked++;
     extend(E, i, end);
@@ -538,6 +627,7 @@ static void on_request(Machine *m, Conv *c, Py_ssize_t i)
         c->last_sent_first = e;
         c->open = c->cut = -1;
         c->new_data = 1;
+        c->runs0 = m->eps.n;
         if (!orig || orig->opcode != r->opcode[i])
             remember(m, e, i, r->opcode[i], msg_first_of(m, r->pos[i], e));
         if (read) {
@@ -604,10 +694,13 @@ static void on_ack(Machine *m, Conv *c, Py_ssize_t i)
         c->acked = acked;
         c->acked_ev = i;
         c->progress_ev = i;
+        c->acked_by_nak = nak;
         r->flags[i] |= F_ADVANCE;
         if (!nak)
             note(m, c, 'A');
-    } else if (nak && acked < c->acked) {
+    } else if (nak && acked < c->acked && !c->acked_by_nak) {
+        /* below an ACK: stale. Below only a NAK it is not: a go-back-0 responder takes the
+         * restarted message again and NAKs a PSN it then misses */
         r->flags[i] |= F_STALE;
     } else if (!nak) {
         note(m, c, 'a');
@@ -623,7 +716,7 @@ static void on_ack(Machine *m, Conv *c, Py_ssize_t i)
         return;
     if (c->oos_ev >= 0 && c->expected == p)
         r->link[i] = c->oos_ev; /* first out-of-sequence arrival -> this NAK */
-    Nak entry = {i, p, k, 0};
+    Nak entry = {i, p, k, 0, -1};
     if (!PUSH(m->naks, entry)) {
         m->oom = 1;
         return;
@@ -660,6 +753,7 @@ static void on_read_response(Machine *m, Conv *c, Py_ssize_t i)
         c->acked = p;
         c->acked_ev = i;
         c->progress_ev = i;
+        c->acked_by_nak = 0;
         r->flags[i] |= F_ADVANCE;
     }
     if (c->resp_hi == NONE || p > c->resp_hi) {
@@ -696,6 +790,7 @@ static void run_conversation(Machine *m, Py_ssize_t b, Py_ssize_t e)
     c.reads0 = m->reads.n;
     c.naks0 = m->naks.n;
     c.gaps0 = m->gaps.n;
+    c.runs0 = m->eps.n;
     for (Py_ssize_t i = b; i < e && !m->oom; i++) {
         switch (r->kind[i]) {
         case K_REQUEST:

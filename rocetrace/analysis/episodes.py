@@ -33,8 +33,8 @@ SEND_OPS = range(0x00, 0x06)  # SEND FIRST .. SEND ONLY WITH IMMEDIATE (low 5 bi
 
 EPISODE_COLUMNS = [
     "flow_id", "src_ip", "dst_ip", "dest_qp", "ts", "ts_ns", "trigger", "trigger_certainty",
-    "nak_psn", "nak_frame", "start_psn", "last_psn", "packets", "mode", "mode_certainty",
-    "delay_s", "first_frame", "evidence_frames", "nak_latency_ns",
+    "nak_psn", "nak_frame", "nak_frames", "start_psn", "last_psn", "packets", "mode",
+    "mode_certainty", "delay_s", "first_frame", "evidence_frames", "nak_latency_ns",
     "retransmission_latency_ns", "silence_ns", "paused_ns", "resumed",
 ]  # fmt: skip
 
@@ -52,6 +52,8 @@ class Context:
     losses_upstream: np.ndarray  # per conversation: the capture saw requests lost before it
     nic: NicContext | None = None
     seen: dict[str, object] = field(default_factory=dict)  # this table's own NicContext parts
+    # per episode: the run its first resend may continue instead (-1 none; _either_run)
+    alt: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
 
 def _ts(c: cn.Conversations, ev: np.ndarray) -> np.ndarray:
@@ -88,16 +90,50 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     certainty[trigger == "unknown"] = UNCERTAIN
     # a READ asked again for responses the capture saw delivered: lost after the capture
     # point (a re-issue), or a resend for a NAK another run answered: open
-    certainty[later & (e["start_ext"] <= e["read_resp_hi"])] = UNCERTAIN
-    open_split = (e["cut_by_split"] == 1) | (e["near_split"] == 1)
-    certainty[_split_at_the_floor(x, e, wait) | open_split] = UNCERTAIN
+    certainty[later & (e["start_ext"] <= e["read_resp_hi"]) & (e["read_naked"] == 1)] = UNCERTAIN
+    doubt = _split_at_the_floor(x, e, wait)
+    # a resend kept in the run whose NAK a split in doubt took: were that split more of its
+    # run, the NAK would have split this one
+    taker = e["taken_split"]
+    taken = (taker >= 0) & doubt[np.maximum(taker, 0)] & (e["alt_of"][np.maximum(taker, 0)] != -1)
+    open_split = (e["cut_by_split"] == 1) | (e["near_split"] == 1) | taken
+    certainty[open_split] = UNCERTAIN
     below_own = has_nak & (e["start_ext"] < e["nak_ext"]) & (e["own_nak_seen"] == 1)
     certainty[below_own] = UNCERTAIN  # a go-back-0 reading beside a NAK of its own PSN
     slow = (cause >= 0) & (trigger != "rnr") & (wait >= MIN_ACK_TIMEOUT_NS - slack)
     x.seen["timer_ns"] = _timeout_silence(x, e, trigger)
     if slow.any():
         _slow_answers(x, e, slow, cause, trigger, certainty)
+    x.alt = _either_run(e, doubt, trigger, certainty)
     return trigger, certainty
+
+
+RANK = {CERTAIN: 0, LIKELY: 1, UNCERTAIN: 2}
+
+
+def _either_run(
+    e: np.ndarray, doubt: np.ndarray, trigger: np.ndarray, certainty: np.ndarray
+) -> np.ndarray:
+    """Episodes split off for a NAK where the capture cannot tell the split from more of
+    the run it cut (`doubt`): the resend answers that NAK, or it continues that run (`alt`),
+    whose trigger is then its trigger. When both readings name the same trigger kind, the
+    trigger is as certain as the less certain of the two, and only which NAK frame is
+    open; else it is uncertain. Chains (a NAK storm: each split may continue the one before)
+    are followed to their first run. Returns per episode the run it may continue (-1
+    none), with `certainty` updated in place."""
+    alt = np.where(doubt, np.where(e["alt_of"] >= 0, e["alt_of"], -1), -1)
+    certainty[doubt & (alt < 0)] = UNCERTAIN  # no run, or two runs, it may continue
+    rank = pd.Series(certainty, dtype=object).map(RANK).to_numpy(np.int8)
+    has = alt >= 0
+    rank[has & (trigger != trigger[np.maximum(alt, 0)])] = RANK[UNCERTAIN]
+    rank[_chain_misses(alt, e["alt_lo"])] = RANK[UNCERTAIN]
+    up = alt.copy()
+    while (up >= 0).any():  # pointer jumping: the worst rank along each chain
+        on = up >= 0
+        rank[on] = np.maximum(rank[on], rank[up[on]])
+        up[on] = up[up[on]]
+    certainty[has] = np.asarray(CERTAINTIES, dtype=object)[rank[has]]
+    return alt
 
 
 def _split_at_the_floor(x: Context, e: np.ndarray, wait: np.ndarray) -> np.ndarray:
@@ -191,6 +227,10 @@ def _modes(
     certainty[gb0 & (e["own_nak_seen"] == 1)] = UNCERTAIN
     upstream = x.losses_upstream[e["conv"]]
     certainty[tail_skip & ~overtaken & (~upstream | _back_to_back(x, e))] = CERTAIN
+    # a go-back-N would have lost every resend the skip passes over, more in a row than the
+    # path loses anywhere else in the capture
+    burst = tail_skip & ~overtaken & (certainty != CERTAIN) & (e["skipped"] >= 2)
+    certainty[burst & (e["skipped"] > _longest_loss(x.conv)[e["conv"]])] = LIKELY
     hidden = np.where(middle > 0, _hidden_first(x, e, trigger, gb0), 0)
     certainty[hidden != 0] = UNCERTAIN
     host = _hosts(x, e)
@@ -205,7 +245,13 @@ def _modes(
     certainty[e["cut_by_split"] == 1] = UNCERTAIN  # its runs may be two episodes' (above)
     either = (same_packets | cut_short | below_ack | (tail_skip & overtaken)) & ~gb0
     either &= certainty != CERTAIN
-    policy = _host_policy(x, e, mode, certainty)
+    policy = _host_policy(x, e, trigger, mode, certainty)
+    # selective repeat covers RDMA READ and WRITE only: a SEND both policies would resend
+    # alike went back N (unless a go-back-0 could have: a NIC that shows one, a restart
+    # inside a message whose first resends may be lost, or below a seen ACK)
+    send = (_op_class(e["start_opcode"]) == "send") & (policy == "") & (hidden == 0)
+    send &= ~below_ack & ~np.isin(host, list(nic.gb0_hosts))
+    policy[send] = "go-back-n"
     # below an ACK the sender may not have had: a go-back-0 NIC would restart there both
     # when it had the ACK (going back) and when it had not (at its first unacked PSN)
     policy[below_ack & (policy == "go-back-0")] = ""
@@ -220,7 +266,45 @@ def _modes(
     certainty[trigger_certainty == UNCERTAIN] = UNCERTAIN
     cut = e["cut_of"][(trigger_certainty == UNCERTAIN) & (e["cut_of"] >= 0)]
     certainty[cut] = UNCERTAIN
+    if len(x.alt) == len(e):
+        _same_mode_either_run(x.alt, mode, certainty)
     return mode, certainty
+
+
+def _chain_misses(alt: np.ndarray, oldest: np.ndarray) -> np.ndarray:
+    """Restarts that may continue several runs (the state machine found them on one chain,
+    down to `oldest`) whose chain of runs in doubt stops before the oldest: a run they may
+    continue is then weighed by no reading."""
+    out = np.zeros(len(alt), bool)
+    for k in np.flatnonzero((alt >= 0) & (oldest >= 0)):  # such restarts are few
+        at = alt[k]
+        while at > oldest[k]:
+            at = alt[at]
+        out[k] = at != oldest[k]
+    return out
+
+
+def _same_mode_either_run(alt: np.ndarray, mode: np.ndarray, certainty: np.ndarray) -> None:
+    """A split the capture cannot tell from more of the run it cut (_either_run) keeps its
+    mode only when the run's mode is the same and neither is open: then both readings
+    resend by one policy. Else both are open (as a run cut by an episode of open cause).
+    """
+    has = alt >= 0
+    if not has.any():
+        return
+    other = np.maximum(alt, 0)
+    open_ = certainty == UNCERTAIN
+    differs = has & ((mode != mode[other]) | open_ | open_[other])
+    certainty[differs] = UNCERTAIN
+    certainty[alt[differs]] = UNCERTAIN
+
+
+def _longest_loss(c: cn.Conversations) -> np.ndarray:
+    """Per conversation, the most PSNs lost in a row before the capture point that its new
+    data shows (its longest PSN gap)."""
+    out = np.zeros(int(c.conv.max(initial=-1)) + 1, np.int64)
+    np.maximum.at(out, c.conv, c.gap)
+    return out
 
 
 def _go_back_0(e: np.ndarray) -> np.ndarray:
@@ -291,10 +375,15 @@ def _back_to_back(x: Context, e: np.ndarray) -> np.ndarray:
     return out
 
 
-def _host_policy(x: Context, e: np.ndarray, mode: np.ndarray, certainty: np.ndarray) -> np.ndarray:
+def _host_policy(
+    x: Context, e: np.ndarray, trigger: np.ndarray, mode: np.ndarray, certainty: np.ndarray
+) -> np.ndarray:
     """Per episode, the one mode its sending NIC shows in its certain episodes of the same
-    operation class ("" when none or several): the recovery policy is a NIC setting."""
-    key = _hosts(x, e).astype(object) + "/" + _op_class(e["start_opcode"])
+    operation class and the same kind of cause ("" when none or several): the recovery
+    policy is a NIC setting, and it answers a NAK (selective repeat, say) otherwise than
+    its timer (which goes back N on the same NIC)."""
+    cause = np.where(trigger == "nak", "nak", "timer").astype(object)
+    key = _hosts(x, e).astype(object) + "/" + _op_class(e["start_opcode"]) + "/" + cause
     sure = pd.DataFrame({"key": key, "mode": mode})[certainty == CERTAIN]
     seen = sure.groupby("key")["mode"].agg(lambda m: frozenset(m.astype(str)))
     x.seen["modes"] = tuple(sorted((str(k), v) for k, v in seen.items()))
@@ -323,6 +412,17 @@ def _evidence(x: Context, e: np.ndarray, trigger: np.ndarray) -> list[list[int]]
     frames = np.column_stack([c.frames_of(col, pp) for col in cols])
     frames[trigger != "timeout", 3] = -1
     return [[int(f) for f in dict.fromkeys(row) if f >= 0] for row in frames.tolist()]
+
+
+def _nak_frames(x: Context, e: np.ndarray, by_nak: np.ndarray) -> list[list[int]]:
+    """Per episode answering a NAK, every NAK frame it may answer: its own, then those of
+    the runs its first resend may continue instead (_either_run), nearest first."""
+    own = x.conv.frames_of(np.where(by_nak, e["nak_ev"], -1), x.pp).tolist()
+    out = [[f] if f >= 0 else [] for f in own]
+    alt = x.alt if len(x.alt) == len(e) else np.full(len(e), -1)
+    for k in np.flatnonzero((alt >= 0) & by_nak):  # splits in doubt: few; runs come first
+        out[k] = out[k] + [f for f in out[alt[k]] if f not in out[k]]
+    return out
 
 
 def episode_table(x: Context) -> tuple[pd.DataFrame, np.ndarray]:
@@ -354,6 +454,7 @@ def episode_table(x: Context) -> tuple[pd.DataFrame, np.ndarray]:
             "trigger_certainty": pd.Categorical(trigger_certainty, categories=CERTAINTIES),
             "nak_psn": pd.array(np.where(nak_psn >= 0, nak_psn, 0), "Int64"),
             "nak_frame": pd.array(c.frames_of(e["nak_ev"], pp), "Int64"),
+            "nak_frames": _nak_frames(x, e, by_nak),
             "start_psn": e["start_ext"] % PSN_MOD,
             "last_psn": e["end_ext"] % PSN_MOD,
             "packets": np.where(reissue, e["n_resp"], e["n_resent"]),
@@ -394,6 +495,7 @@ def empty_episodes() -> pd.DataFrame:
             "trigger_certainty": pd.Categorical([], categories=CERTAINTIES),
             "nak_psn": pd.array([], "Int64"),
             "nak_frame": pd.array([], "Int64"),
+            "nak_frames": pd.Series(dtype=object),
             "start_psn": pd.Series(dtype=np.int64),
             "last_psn": pd.Series(dtype=np.int64),
             "packets": pd.Series(dtype=np.int64),

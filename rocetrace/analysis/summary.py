@@ -32,8 +32,8 @@ FLOW_EXTRAS = (
 )  # fmt: skip
 EPISODE_KEYS = (
     "src_ip", "dst_ip", "dest_qp", "ts", "ts_ns", "trigger", "trigger_certainty", "nak_psn",
-    "nak_frame", "start_psn", "packets", "mode", "mode_certainty", "delay_s", "first_frame",
-    "last_psn", "evidence_frames", "nak_latency_ns", "retransmission_latency_ns",
+    "nak_frame", "nak_frames", "start_psn", "packets", "mode", "mode_certainty", "delay_s",
+    "first_frame", "last_psn", "evidence_frames", "nak_latency_ns", "retransmission_latency_ns",
     "silence_ns", "paused_ns", "resumed",
 )  # fmt: skip
 ANOMALY_KEYS = ("code", "flow_id", "flow", "ts_ns", "frame", "frames", "message")

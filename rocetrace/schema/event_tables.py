@@ -48,6 +48,12 @@ RETRANSMISSIONS = Table(
         Column("trigger_certainty", TEXT, CERTAINTY),
         Column("nak_psn", I64, "the NAKed PSN (trigger nak only)"),
         Column("nak_frame", I64, "the NAK's frame (trigger nak or rnr)"),
+        Column(
+            "nak_frames",
+            INTS,
+            "every NAK frame it may answer, nak_frame first; several: which one is open, "
+            "the trigger and mode hold for each",
+        ),
         Column("start_psn", I64, "first PSN resent"),
         Column("last_psn", I64, "last PSN resent"),
         Column("packets", I64, "resent frames the capture shows", "frames"),
