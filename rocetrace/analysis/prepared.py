@@ -64,14 +64,14 @@ def _ints(df: pd.DataFrame, name: str, dtype: type = np.int64) -> np.ndarray:
     return _series_ints(df[name], dtype)
 
 
-def _ints_at(df: pd.DataFrame, name: str, rows: np.ndarray) -> np.ndarray:
+def _ints_at(df: pd.DataFrame, name: str, rows: np.ndarray, dtype: type = np.int64) -> np.ndarray:
     """_ints(df, name)[rows], converting only those rows (an Arrow take: iloc costs more)."""
     if name not in df.columns:
-        return np.full(len(rows), -1, np.int64)
+        return np.full(len(rows), -1, dtype)
     col = df[name]
     if isinstance(col.dtype, pd.ArrowDtype):
-        return _arrow_ints(pa.chunked_array(col.array._pa_array).take(rows), np.int64)
-    return _series_ints(col.iloc[rows], np.int64)
+        return _arrow_ints(pa.chunked_array(col.array._pa_array).take(rows), dtype)
+    return _series_ints(col.iloc[rows], dtype)
 
 
 def _series_ints(col: pd.Series, dtype: type) -> np.ndarray:
@@ -212,6 +212,14 @@ class Prepared:
         if not self.read_request.any():  # no frame reads it: all -1, a zero-copy view
             return np.broadcast_to(np.int64(-1), (len(self),))
         return _ints(self.table, "reth_dma_length")
+
+    def opcodes_at(self, rows: np.ndarray) -> np.ndarray:
+        """opcode[rows] as int16 (what the state machine reads), converting only those
+        rows: the whole int64 column would stay cached for the analysis' lifetime."""
+        if "opcode" in self.__dict__:
+            return self.opcode[rows].astype(np.int16)
+        opcode = _ints_at(self.table, "opcode", rows, np.int16)
+        return opcode if self.roce is None else np.where(self.roce[rows], opcode, np.int16(-1))
 
     def frames_at(self, rows: np.ndarray) -> np.ndarray:
         """frame[rows], converting only those rows while no pass has needed all of them."""
