@@ -72,6 +72,7 @@ def manifest(a: Analysis) -> dict[str, Any]:
         "capture_facts": a.capture_facts,
         "tolerances": _plain(a.tolerances),
         "options": a.options,
+        "packets_sampled": a.packets_sampled,
     }
 
 
@@ -130,6 +131,7 @@ def analysis_of(tables: dict[str, pd.DataFrame], meta: dict[str, Any]) -> Analys
         options=dict(meta.get("options") or {}),
         capture_facts=dict(meta.get("capture_facts") or {}),
         tolerances=restore_tolerances(meta.get("tolerances")),
+        packets_sampled=bool(meta.get("packets_sampled", False)),
     )
 
 
