@@ -113,22 +113,3 @@ def test_parquet_schema_is_the_same_whatever_the_chunk_holds(tmp_path: Path) -> 
     table = pq.read_table(out)
     assert table.column("atomic_va").to_pylist()[2:4] == [7, None]
     assert table.column("src_ip").to_pylist()[:3] == [None, None, "10.0.0.1"]
-
-
-@pytest.mark.parametrize("sample", ["gbn-loss.pcap", "clean.pcap"])
-def test_read_capture_by_windows_is_the_one_window_table(
-    sample: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """read_capture decodes window by window and joins the chunks: the same table, dtypes
-    and category order (first appearance) as one window over the whole file."""
-    import rocetrace.capture.reader as reader
-
-    path = SAMPLES / sample
-    whole = to_pandas(next(iter_packet_columns(path, chunk_packets=1 << 40, block_bytes=None))[0])
-    monkeypatch.setattr(reader, "BLOCK_BYTES", 700)
-    windows = list(iter_packet_columns(path, chunk_packets=1 << 40, block_bytes=700))
-    assert len(windows) > 3
-    joined = read_capture(path).packets
-    pd.testing.assert_frame_equal(joined, whole)
-    for name in ("src_ip", "dst_ip", "src_mac", "opcode_name"):
-        assert list(joined[name].cat.categories) == list(whole[name].cat.categories), name

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -121,47 +121,21 @@ def to_arrow(packets: PacketColumns) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def to_pandas(packets: PacketColumns | Sequence[PacketColumns]) -> pd.DataFrame:
-    """The chunk (or chunks, one after the other) as a pandas frame in the dtypes of
-    rocetrace.schema. One chunk's values are not copied; of several, only the plain numpy
-    columns and the categoricals' codes are (Arrow columns stay chunked), so a capture
-    decoded window by window never holds its whole file and its table at once."""
+def to_pandas(packets: PacketColumns) -> pd.DataFrame:
+    """The chunk as a pandas frame in the dtypes of rocetrace.schema (values not copied)."""
     import pandas as pd
 
-    parts = [packets] if isinstance(packets, PacketColumns) else list(packets)
     data: dict[str, object] = {}
-    for name, value in parts[0].columns.items():
-        values: list[Any] = [p.columns[name] for p in parts]  # each chunk's: one kind
+    for name, value in packets.columns.items():
         if isinstance(value, Coded):
-            data[name] = _categorical(values)
+            cats = value.categories
+            index = pd.Index(cats if isinstance(cats, np.ndarray) else list(cats))
+            data[name] = pd.Categorical.from_codes(value.codes, categories=index, validate=False)
         elif isinstance(value, np.ndarray):
-            data[name] = value if len(parts) == 1 else np.concatenate(values)
+            data[name] = value
         else:
-            data[name] = pd.arrays.ArrowExtensionArray(
-                value if len(parts) == 1 else pa.chunked_array(values, type=value.type)
-            )
+            data[name] = pd.arrays.ArrowExtensionArray(value)
     return pd.DataFrame(data, copy=False)
-
-
-def _categorical(parts: list[Coded]) -> pd.Categorical:
-    """Coded chunks as one Categorical: categories in order of first appearance (as one
-    chunk of the whole capture would have them), each chunk's codes mapped onto them."""
-    import pandas as pd
-
-    indexes = [pd.Index(_category_values(p.categories)) for p in parts]
-    if all(p.categories is parts[0].categories for p in parts):  # a fixed list: no mapping
-        codes = [p.codes for p in parts]
-    else:
-        union = indexes[0].append(indexes[1:]).unique()
-        maps = [np.append(union.get_indexer(index), -1) for index in indexes]
-        codes = [np.take(m, p.codes) for m, p in zip(maps, parts, strict=True)]
-        indexes = [union]
-    whole = codes[0] if len(codes) == 1 else np.concatenate(codes)
-    return pd.Categorical.from_codes(whole, categories=indexes[0], validate=False)
-
-
-def _category_values(categories: Sequence[str] | np.ndarray) -> Sequence[str] | np.ndarray:
-    return categories if isinstance(categories, np.ndarray) else list(categories)
 
 
 def arrow_to_pandas(table: pa.Table) -> pd.DataFrame:

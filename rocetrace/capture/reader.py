@@ -266,21 +266,21 @@ def read_capture(
     limit: int | None = None, progress: Progress | None = None,
     max_gzip_ratio: float = MAX_GZIP_RATIO,
 ) -> Capture:  # fmt: skip
-    """The whole capture as one packet table; a gzip stream expanding beyond
-    max_gzip_ratio (0 for any) is refused. Decoded a window (BLOCK_BYTES) at a time, whose
-    pages are dropped once decoded: mapping the whole file kept it resident beside the
-    table being built (1M packets: 430 MB peak RSS, 310 MB by windows)."""
+    """The whole capture as one packet table (the file is mapped, or decompressed, at once;
+    a gzip stream expanding beyond max_gzip_ratio, 0 for any, is refused)."""
     from rocetrace.capture.mads import mads_frame
 
     mads: list[MadRows] = []
     parts = list(
         iter_packet_columns(
             path, chunk_packets=1 << 62, roce_port=roce_port, vxlan_port=vxlan_port,
-            limit=limit, progress=progress, block_bytes=BLOCK_BYTES, mads=mads,
+            limit=limit, progress=progress, block_bytes=None, mads=mads,
             max_gzip_ratio=max_gzip_ratio,
         )
     )  # fmt: skip
-    info = parts[-1][1]
-    packets = to_pandas([columns for columns, _ in parts])
-    del parts  # the chunks' own numpy columns and codes, copied into the table
-    return Capture(packets, info, mads_frame(mads))
+    frames = [to_pandas(columns) for columns, _ in parts]
+    if len(frames) == 1:
+        return Capture(frames[0], parts[-1][1], mads_frame(mads))
+    import pandas as pd
+
+    return Capture(pd.concat(frames, ignore_index=True), parts[-1][1], mads_frame(mads))

@@ -205,10 +205,8 @@ def analyze(
     \b
     Exit status 0 whenever the analysis ran, whatever it found, unless --fail-on is given.
     """
-    from rocetrace.heap import release_large_blocks
     from rocetrace.link import parse_link_speed
 
-    release_large_blocks()
     try:
         speed = parse_link_speed(link_speed)
     except ValueError as exc:
