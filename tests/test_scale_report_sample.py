@@ -59,6 +59,10 @@ def test_thinned_sample_keeps_every_anomaly(name: str, monkeypatch: pytest.Monke
     assert len(streamed.packets) < len(whole.packets)
     assert anomaly_frames(whole) <= set(streamed.packets["frame"].to_numpy(np.int64).tolist())
     assert sections(streamed) == sections(whole)
+    kept = streamed.packets.dropna(subset=["flow_id"]).set_index("frame")
+    same = whole.packets.set_index("frame").loc[kept.index]
+    for column in ("retransmitted", "psn_gap", "ce", "psn", "ts_ns"):
+        assert kept[column].tolist() == same[column].tolist(), column
 
 
 def test_thinned_keeps_the_ends_and_about_the_budget() -> None:

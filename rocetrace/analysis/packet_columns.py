@@ -39,6 +39,12 @@ def packets_out(
     if rows is not None and len(rows) == 0:  # in memory, no sample: no per-frame pass
         none = np.zeros(0, np.int64)
         return _with_columns(packets.iloc[:0], none, none, none < 0, none < 0, none, none)
+    if rows is not None:  # a sample: its rows' values only, no per-frame arrays
+        retransmitted, gap = _at_rows(conv, rows)
+        return _with_columns(
+            packets.take(rows).reset_index(drop=True), pp.ts[rows], model.flow_id[rows],
+            pp.ecn[rows] == 3, retransmitted, np.full(len(rows), -1, np.int64), gap,
+        )  # fmt: skip
     retransmitted = np.zeros(len(pp), bool)
     retransmitted[conv.row[(conv.flags & connection.RESENT) > 0]] = True
     episode = np.full(len(pp), -1, np.int64)
@@ -48,13 +54,21 @@ def packets_out(
     gap = np.zeros(len(pp), np.int64)
     gapped = np.flatnonzero(conv.gap > 0)
     gap[conv.row[gapped]] = conv.gap[gapped]
-    ts, flow_id, ce = pp.ts, model.flow_id, pp.ecn == 3
-    if rows is None:
-        return _with_columns(packets, ts, flow_id, ce, retransmitted, episode, gap)
-    return _with_columns(
-        packets.take(rows).reset_index(drop=True), ts[rows], flow_id[rows], ce[rows],
-        retransmitted[rows], episode[rows], gap[rows],
-    )  # fmt: skip
+    return _with_columns(packets, pp.ts, model.flow_id, pp.ecn == 3, retransmitted, episode, gap)
+
+
+def _at_rows(conv: connection.Conversations, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Whether each of `rows` (sorted frame rows) was resent, and the PSNs skipped before
+    it, looked up among the events that have either."""
+    resent = np.isin(rows, conv.row[(conv.flags & connection.RESENT) > 0])
+    gap = np.zeros(len(rows), np.int64)
+    gapped = np.flatnonzero(conv.gap > 0)
+    if len(gapped):
+        at = np.searchsorted(rows, conv.row[gapped])
+        found = at < len(rows)
+        found[found] = rows[at[found]] == conv.row[gapped][found]
+        gap[at[found]] = conv.gap[gapped][found]
+    return resent, gap
 
 
 def _with_columns(

@@ -227,7 +227,8 @@ def report_packets(
     """A streamed partition's packets the report draws (report_sample.py), with the
     analysis' columns; none in memory, where the Analysis keeps every packet."""
     rows = report_sample.sample_rows(pp, model, conv, flow_df) if streamed else np.zeros(0, int)
-    return packets_out(packets, pp, model, conv, None, rows)
+    kept = [c for c in report_sample.REPORT_COLUMNS if c in packets.columns]
+    return packets_out(packets[kept], pp, model, conv, None, rows)
 
 
 # --- reduce: the partitions' tables joined (combine.py), then capture-wide analyses ---
