@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rocetrace.analysis.report_sample import eventful
 from rocetrace.analysis.result import Analysis
 from rocetrace.dissectors.opcodes import OPCODES, Operation
 from rocetrace.flowkey import flow_keys as rocetrace_flow_keys
@@ -110,15 +111,7 @@ def data_flows(flows: pd.DataFrame, packets: pd.DataFrame) -> pd.DataFrame:
     fid = ints(flows["flow_id"])
     keep = pd.Series(fid).map(carries).fillna(False).to_numpy(dtype=bool)
     out = flows[keep].copy()
-    score = sum(
-        ints(out[c], missing=0) * w
-        for c, w in (("retransmitted_packets", 1e6), ("naks_psn_sequence_error", 1e6))
-        if c in out
-    )
-    for c in ("psn_gaps", "timeouts", "cnps", "ecn_ce_packets", "naks_rnr"):
-        if c in out:
-            score = score + ints(out[c], missing=0) * 1e5
-    out["_score"] = score + ints(out["packets"], missing=0)
+    out["_score"] = eventful(out)  # the ranking a streamed analysis keeps packets by
     return out.sort_values("_score", ascending=False, kind="stable").drop(columns="_score")
 
 

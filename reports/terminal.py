@@ -36,7 +36,7 @@ def _counts(a: Analysis) -> list[str]:
     ce = int(bools(a.packets["ce"]).sum()) if "ce" in a.packets else 0
     episodes = len(a.retransmissions)
     return [
-        f"{plural(len(a.packets), 'frame')}, {plural(len(flows), 'flow')}",
+        f"{plural(a.frame_count(), 'frame')}, {plural(len(flows), 'flow')}",
         f"{plural(total('retransmitted_packets'), 'retransmitted packet')} in "
         f"{plural(episodes, 'episode')}, {plural(total('psn_gaps'), 'PSN gap')}",
         f"{plural(len(a.naks), 'NAK')}, {plural(ce, 'CE mark')}, {plural(len(a.cnps), 'CNP')}, "

@@ -80,6 +80,7 @@ def manifest(a: Analysis) -> dict[str, Any]:
         "capture_facts": a.capture_facts,
         "tolerances": _plain(a.tolerances),
         "options": a.options,
+        "packets_sampled": a.packets_sampled,
     }
     vantage_tables = [n for n in saved_tables(a) if n in schema.VANTAGE_TABLES]
     return out | ({"vantage_tables": vantage_tables} if vantage_tables else {})
@@ -140,6 +141,7 @@ def analysis_of(tables: dict[str, pd.DataFrame], meta: dict[str, Any]) -> Analys
         "options": dict(meta.get("options") or {}),
         "capture_facts": dict(meta.get("capture_facts") or {}),
         "tolerances": restore_tolerances(meta.get("tolerances")),
+        "packets_sampled": bool(meta.get("packets_sampled", False)),
     }
     given: dict[str, Any] = {**tables, **parts}
     if not any(name in tables for name in schema.VANTAGE_TABLES):

@@ -5,7 +5,6 @@ Works in a notebook: no printing, no plotting; progress only through an optional
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from os import PathLike
 from typing import Any
@@ -15,21 +14,12 @@ import pandas as pd
 from rocetrace.analysis.pipeline import analyze_packets
 from rocetrace.analysis.result import Analysis
 from rocetrace.keywords import reject_unknown
+from rocetrace.link import parse_link_speed
 
 # Keyword options analyze() passes on to the pipeline.
 OPTIONS = ("link_speed", "roce_port", "progress", "ts_resolution_ns")
-_SPEED = re.compile(r"^\s*([0-9.]+)\s*([kKmMgGtT]?)(?:b(?:it)?(?:/?s|ps)?)?\s*$")
-_SCALE = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
 
-
-def parse_link_speed(value: str | float | int) -> float:
-    """'100G', '25g', '400Gb/s' or a number of bits per second -> bits per second."""
-    if isinstance(value, int | float):
-        return float(value)
-    m = _SPEED.match(value)
-    if not m or float(m.group(1)) <= 0:
-        raise ValueError(f"not a link speed: {value!r} (try 100G)")
-    return float(m.group(1)) * _SCALE[m.group(2).lower()]
+__all__ = ["OPTIONS", "analyze", "parse_link_speed"]  # parse_link_speed: rocetrace.link
 
 
 def analyze(

@@ -160,9 +160,10 @@ def run_conversations(
     n_conv = len(model)
     conv = conversation_of(pp, model)
     row = _event_order(conv, n_conv)
-    events = _Events.gather(
-        pp, row, conv[row], span, _paused_so_far(pp, model, row, conv[row], pauses)
-    )
+    ev_conv = conv[row]
+    del conv  # per frame: not needed past here, and the state machine's run is the peak
+    events = _Events.gather(pp, row, ev_conv, span, _paused_so_far(pp, model, row, ev_conv, pauses))
+    del ev_conv
     floor = np.full(n_conv, -1, np.int64)
     if bool(isin_small(events.kind, (NAK, RNR_NAK)).any()):  # no NAK: nothing to gate
         floor = answer_floor(_run(events, tol_ns, floor), hosts_of)
@@ -190,7 +191,6 @@ class _Events:
     def gather(
         cls, pp: Prepared, row: np.ndarray, conv: np.ndarray, span: np.ndarray, paused: np.ndarray
     ) -> _Events:
-        opcode = pp.opcode[row]
         return cls(
             row=row,
             conv=np.ascontiguousarray(conv, np.int64),
@@ -198,7 +198,7 @@ class _Events:
             kind=pp.kind[row].astype(np.int8),
             psn=np.ascontiguousarray(pp.psn[row], np.int64),
             span=np.ascontiguousarray(span[row], np.int64),
-            opcode=np.where(opcode >= 0, opcode, -1).astype(np.int16),
+            opcode=np.ascontiguousarray(pp.opcodes_at(row), np.int16),
             pos=pp.position[row].astype(np.int8),
             paused=np.ascontiguousarray(paused, np.int64),
         )

@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
-from rocetrace.analysis import connection, flows, stages
+from rocetrace.analysis import flows, stages
 from rocetrace.analysis.assumptions import Assumed, capture_values, stale
 from rocetrace.analysis.combine import ORDER, CaptureOrder, combine, keyed
 from rocetrace.analysis.finish import finished
+from rocetrace.analysis.packet_columns import packets_out
 from rocetrace.analysis.prepared import Prepared
 from rocetrace.analysis.registry import (
     CAPTURE,
@@ -29,9 +29,9 @@ from rocetrace.analysis.registry import (
     partition_tables,
     run_scope,
 )
+from rocetrace.analysis.report_sample import reduced_sample, with_sample
 from rocetrace.analysis.result import Analysis
 from rocetrace.analysis.shared import Shared
-from rocetrace.schema.conform import time_column
 
 Progress = Callable[[str], None]
 
@@ -75,13 +75,14 @@ def analyze_partition(
 ) -> PartitionResult:
     """The partition scope on one partition's rows (in capture order). `order`: each row's
     capture-order keys (combine.py), None when the partition is the whole capture."""
-    ws = run_scope(PARTITION, {"packets": packets, "shared": shared}, progress)
+    inputs = {"packets": packets, "shared": shared, "streamed": order is not None}
+    ws = run_scope(PARTITION, inputs, progress)
     tables = {name: ws[name] for name in partition_tables()}
     if order is not None:
         tables = _keyed(tables, ws["pp"], ws["model"], CaptureOrder.of(ws["pp"].frame, *order))
     result = PartitionResult(tables, _assumed(ws, shared))
     if keep_packets:
-        result.packets = _packets_out(
+        result.packets = packets_out(
             packets, ws["pp"], ws["model"], ws["conv"], ws["row_of_episode"]
         )
     return result
@@ -137,8 +138,11 @@ def reduce_partitions(
         {"parts": parts, "shared": shared, "capture": capture, "packets": packets,
          "options": options, **tables},
     )  # fmt: skip
+    sampled = kept is not None
     if kept is None:
         kept = parts[0].packets if len(parts) == 1 else None
+    else:
+        kept = with_sample(kept, reduced_sample(tables["report_packets"], ws["flows"]))
     return finished(
         Analysis(
             packets=kept if kept is not None else packets if packets is not None else _no_packets(),
@@ -156,6 +160,7 @@ def reduce_partitions(
             capture_facts=ws["capture_facts"],
             cm_connections=shared.connections,
             anomalies=ws["anomalies"],
+            packets_sampled=sampled,
         )
     )
 
@@ -181,43 +186,6 @@ def analyze_packets(
 def _no_packets() -> pd.DataFrame:
     """The packets of an analysis that did not keep them (streamed): no rows."""
     return pd.DataFrame({"frame": np.zeros(0, np.uint32), "ts_ns": np.zeros(0, np.int64)})
-
-
-def _nullable_ints(values: np.ndarray, null: np.ndarray) -> pd.arrays.ArrowExtensionArray:
-    """int64 values as the declared Arrow column, null where `null` (rocetrace.schema)."""
-    return pd.arrays.ArrowExtensionArray(pa.array(values.astype(np.int64), mask=null))
-
-
-def _packets_out(
-    packets: pd.DataFrame,
-    pp: Prepared,
-    model: flows.FlowModel,
-    conv: connection.Conversations,
-    row_of_episode: np.ndarray,
-) -> pd.DataFrame:
-    """The packet table with the analysis' columns (schema.PACKET_EXTRAS), built in their
-    declared dtypes so the last cast has nothing to copy."""
-    retransmitted = np.zeros(len(pp), bool)
-    retransmitted[conv.row[(conv.flags & connection.RESENT) > 0]] = True
-    episode = np.full(len(pp), -1, np.int64)
-    resent = np.flatnonzero(conv.episode >= 0)
-    if len(resent):
-        episode[conv.row[resent]] = row_of_episode[conv.episode[resent]]
-    gap = np.zeros(len(pp), np.int64)
-    gapped = np.flatnonzero(conv.gap > 0)
-    gap[conv.row[gapped]] = conv.gap[gapped]
-
-    def flags(values: np.ndarray) -> pd.Series:
-        return pd.Series(pd.arrays.ArrowExtensionArray(pa.array(values)), index=packets.index)
-
-    return packets.assign(
-        time=pd.Series(time_column(pp.ts), index=packets.index),
-        flow_id=pd.Series(_nullable_ints(model.flow_id, model.flow_id < 0), index=packets.index),
-        retransmitted=flags(retransmitted),
-        episode=pd.Series(_nullable_ints(episode, episode < 0), index=packets.index),
-        psn_gap=pd.Series(_nullable_ints(gap, np.zeros(len(gap), bool)), index=packets.index),
-        ce=flags(pp.ecn == 3),
-    )
 
 
 __all__ = ["PartitionResult", "analyze_packets", "analyze_partition", "reduce_partitions", "stages"]

@@ -64,14 +64,14 @@ def _ints(df: pd.DataFrame, name: str, dtype: type = np.int64) -> np.ndarray:
     return _series_ints(df[name], dtype)
 
 
-def _ints_at(df: pd.DataFrame, name: str, rows: np.ndarray) -> np.ndarray:
+def _ints_at(df: pd.DataFrame, name: str, rows: np.ndarray, dtype: type = np.int64) -> np.ndarray:
     """_ints(df, name)[rows], converting only those rows (an Arrow take: iloc costs more)."""
     if name not in df.columns:
-        return np.full(len(rows), -1, np.int64)
+        return np.full(len(rows), -1, dtype)
     col = df[name]
     if isinstance(col.dtype, pd.ArrowDtype):
-        return _arrow_ints(pa.chunked_array(col.array._pa_array).take(rows), np.int64)
-    return _series_ints(col.iloc[rows], np.int64)
+        return _arrow_ints(pa.chunked_array(col.array._pa_array).take(rows), dtype)
+    return _series_ints(col.iloc[rows], dtype)
 
 
 def _series_ints(col: pd.Series, dtype: type) -> np.ndarray:
@@ -83,32 +83,41 @@ def _series_ints(col: pd.Series, dtype: type) -> np.ndarray:
 
 
 def _arrow_ints(column: pa.ChunkedArray, dtype: type) -> np.ndarray:
-    """Each chunk read from its buffers, joined only when there are several."""
-    parts = [_chunk_ints(c, dtype) for c in column.chunks]
-    if len(parts) == 1:
-        return parts[0]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype)
+    """Each chunk read from its buffers straight into its slice of one array (a table
+    decoded window by window has a chunk per window: no concatenation pass)."""
+    chunks = column.chunks
+    if len(chunks) == 1:
+        return _chunk_ints(chunks[0], dtype)
+    out: np.ndarray = np.empty(len(column), dtype)
+    at = 0
+    for c in chunks:  # a few windows, each converted with array operations
+        _chunk_ints(c, dtype, out[at : at + len(c)])
+        at += len(c)
+    return out
 
 
-def _chunk_ints(chunk: pa.Array, dtype: type) -> np.ndarray:
-    """An Arrow integer or boolean chunk read straight from its buffers; nulls become -1."""
+def _chunk_ints(chunk: pa.Array, dtype: type, out: np.ndarray | None = None) -> np.ndarray:
+    """An Arrow integer or boolean chunk read straight from its buffers (into `out` when
+    given); nulls become -1."""
     n, off = len(chunk), chunk.offset
+    out = np.empty(n, dtype) if out is None else out
     if chunk.null_count == n:  # a header absent from the whole chunk
-        return np.full(n, -1, dtype)
+        out.fill(-1)
+        return out
     validity, data = chunk.buffers()[:2]
     if pa.types.is_boolean(chunk.type):
         bits = np.unpackbits(np.frombuffer(data, np.uint8), bitorder="little")
-        values: np.ndarray = bits[off : off + n].astype(dtype)
+        out[:] = bits[off : off + n]
     else:
         stored = np.dtype(chunk.type.to_pandas_dtype())
-        values = np.frombuffer(data, stored, count=n, offset=off * stored.itemsize).astype(dtype)
+        out[:] = np.frombuffer(data, stored, count=n, offset=off * stored.itemsize)
     if chunk.null_count == 0 or validity is None:
-        return values
+        return out
     valid = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")[off : off + n]
-    values += 1  # (v + 1) * valid - 1: v where valid, -1 where null, in three in-place passes
-    values *= valid
-    values -= 1
-    return values
+    out += 1  # (v + 1) * valid - 1: v where valid, -1 where null, in three in-place passes
+    out *= valid
+    out -= 1
+    return out
 
 
 def category_in(col: pd.Series, names: tuple[str, ...]) -> np.ndarray:
@@ -212,6 +221,14 @@ class Prepared:
         if not self.read_request.any():  # no frame reads it: all -1, a zero-copy view
             return np.broadcast_to(np.int64(-1), (len(self),))
         return _ints(self.table, "reth_dma_length")
+
+    def opcodes_at(self, rows: np.ndarray) -> np.ndarray:
+        """opcode[rows] as int16 (what the state machine reads), converting only those
+        rows: the whole int64 column would stay cached for the analysis' lifetime."""
+        if "opcode" in self.__dict__:
+            return self.opcode[rows].astype(np.int16)
+        opcode = _ints_at(self.table, "opcode", rows, np.int16)
+        return opcode if self.roce is None else np.where(self.roce[rows], opcode, np.int16(-1))
 
     def frames_at(self, rows: np.ndarray) -> np.ndarray:
         """frame[rows], converting only those rows while no pass has needed all of them."""

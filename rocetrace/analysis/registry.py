@@ -28,7 +28,7 @@ SCOPES = (CAPTURE, PARTITION, REDUCE)
 # The names each scope starts with (its inputs), beside what earlier scopes wrote.
 INPUTS: dict[str, tuple[str, ...]] = {
     CAPTURE: ("packets", "capture", "mads", "options"),
-    PARTITION: ("packets", "shared"),
+    PARTITION: ("packets", "shared", "streamed"),  # streamed: its packets are not kept
     REDUCE: ("parts", "shared", "capture", "packets", "options"),
 }
 

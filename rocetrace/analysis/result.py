@@ -45,6 +45,15 @@ class Analysis:
     tolerances: Any = None
     # Named protocol anomalies (rocetrace.schema.ANOMALY_TABLE).
     anomalies: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # `packets` holds a sample (a streamed analysis): its link-level frames and the frames
+    # its report draws (rocetrace.analysis.report_sample), not every frame.
+    packets_sampled: bool = False
+
+    def frame_count(self) -> int:
+        """Frames analysed: the capture's count where `packets` is only a sample."""
+        if self.packets_sampled and getattr(self.capture, "packets", None) is not None:
+            return int(self.capture.packets)
+        return len(self.packets)
 
     def summary(self) -> dict[str, Any]:
         """The JSON summary (schema rocetrace.summary/2, docs/summary-schema.md)."""

@@ -20,11 +20,13 @@ from rocetrace.analysis import (
     flows,
     pfc,
     qos,
+    report_sample,
     sequence,
     tolerances,
 )
 from rocetrace.analysis.flow_table import flows_table, timeouts
 from rocetrace.analysis.nic_context import NicContext
+from rocetrace.analysis.packet_columns import packets_out
 from rocetrace.analysis.prepared import Prepared, category_in, prepare
 from rocetrace.analysis.registry import (
     CAPTURE,
@@ -206,6 +208,27 @@ def bad_icrc(packets: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame({"frame": np.zeros(0, np.int64)})
     bad = np.flatnonzero(category_in(packets["icrc_status"], ("bad",)))
     return pd.DataFrame({"frame": packets["frame"].to_numpy()[bad].astype(np.int64)})
+
+
+@stage(
+    PARTITION,
+    ("packets", "pp", "model", "conv", "flows", "streamed"),
+    ("report_packets",),
+    combine={"report_packets": Combine(("flow_id",))},
+)
+def report_packets(
+    packets: pd.DataFrame,
+    pp: Prepared,
+    model: flows.FlowModel,
+    conv: connection.Conversations,
+    flow_df: pd.DataFrame,
+    streamed: bool,
+) -> pd.DataFrame:
+    """A streamed partition's packets the report draws (report_sample.py), with the
+    analysis' columns; none in memory, where the Analysis keeps every packet."""
+    rows = report_sample.sample_rows(pp, model, conv, flow_df) if streamed else np.zeros(0, int)
+    kept = [c for c in report_sample.REPORT_COLUMNS if c in packets.columns]
+    return packets_out(packets[kept], pp, model, conv, None, rows)
 
 
 # --- reduce: the partitions' tables joined (combine.py), then capture-wide analyses ---

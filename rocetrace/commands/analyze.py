@@ -205,7 +205,7 @@ def analyze(
     \b
     Exit status 0 whenever the analysis ran, whatever it found, unless --fail-on is given.
     """
-    from rocetrace.analysis.api import parse_link_speed
+    from rocetrace.link import parse_link_speed
 
     try:
         speed = parse_link_speed(link_speed)

@@ -49,7 +49,7 @@ def _shards_or_results(source: Path, link_speed: str) -> Any:
     from rocetrace.scale.manifest import is_shard_folder
 
     if is_shard_folder(source):
-        from rocetrace.analysis.api import parse_link_speed
+        from rocetrace.link import parse_link_speed
         from rocetrace.scale.engine import analyze_shards
 
         return analyze_shards(source, link_speed_bps=parse_link_speed(link_speed))

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy only where frames are stamped: `rocetrace --help` parses clocks
+    import numpy as np
 
 RESOLUTIONS = {"ns": 1, "us": 1000}
 _UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
@@ -46,6 +48,8 @@ class Clock:
 def stamp(clock: Clock, start_ns: int, t_ns: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Timestamps (ns since the Unix epoch) of frames seen at true times t_ns, in the
     order given (the sniffer's arrival order, which this does not change)."""
+    import numpy as np
+
     t = np.asarray(t_ns, dtype=np.int64)
     ts = t + (start_ns + clock.offset_ns)
     if clock.drift_ppm:

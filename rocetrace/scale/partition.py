@@ -18,10 +18,11 @@ from rocetrace.capture.packets import arrow_to_pandas
 from rocetrace.scale.manifest import Manifest
 from rocetrace.scale.shards import read_shards
 
-# The packet table's columns the partition stages read (prepared.py, stages.bad_icrc).
+# The packet table's columns the partition stages read (prepared.py, stages.bad_icrc), and
+# cap_len: the report sample's rows need every column the schema declares never null.
 ANALYSIS_COLUMNS = [
-    "frame", "ts_ns", "wire_len", "src_ip", "dst_ip", "dest_qp", "psn", "opcode", "encap",
-    "anomaly", "aeth_syndrome", "payload_len", "udp_sport", "ecn", "dscp", "vlan_pcp",
+    "frame", "ts_ns", "cap_len", "wire_len", "src_ip", "dst_ip", "dest_qp", "psn", "opcode",
+    "encap", "anomaly", "aeth_syndrome", "payload_len", "udp_sport", "ecn", "dscp", "vlan_pcp",
     "reth_dma_length", "deth_src_qp", "icrc_status",
 ]  # fmt: skip
 RANK_SHIFT = 40  # capture-order sequence: rank << 40 | frame in the file

@@ -46,6 +46,8 @@ def _null_column(col: Column, n: int) -> Any:
         return pd.Series([[] for _ in range(n)], dtype=object)
     if col.type == TIME:
         return pd.Series(pd.NaT, index=range(n), dtype=col.dtype)
+    if isinstance(col.type, pa.DataType):  # no list of n Nones to convert (~2 ms per 64k)
+        return pd.Series(pd.arrays.ArrowExtensionArray(pa.nulls(n, col.type)))
     return pd.Series(pd.array([None] * n, dtype=col.dtype))
 
 
