@@ -28,6 +28,7 @@ from rocetrace.analysis.shared import Shared
 from rocetrace.capture.files import expand_inputs
 from rocetrace.capture.split import split_capture
 from rocetrace.scale.assemble import decoded_manifest
+from rocetrace.scale.balance import in_order_of, largest_first, partition_sizes
 from rocetrace.scale.executor import Executor, executor
 from rocetrace.scale.input_plan import BYTES_PER_PACKET
 from rocetrace.scale.keys import LINK
@@ -157,7 +158,9 @@ def analyze_folder(
     shared, link = shared_of(folder, manifest, speed)
     found = partitions_in(folder) or [LINK]
     jobs = [PartitionJob(str(folder), p, manifest, shared) for p in found]
-    parts = ex.map(analyze_shard, jobs, stages.start("partitions", len(jobs)))
+    tick = stages.start("partitions", len(jobs))
+    order = largest_first(partition_sizes(folder, found))
+    parts = in_order_of(lambda items: ex.map(analyze_shard, items, tick), jobs, order)
 
     def rerun(i: int, given: Shared) -> Any:
         return ex.map(analyze_shard, [PartitionJob(str(folder), found[i], manifest, given)])[0]
