@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from rocetrace.scale.balance import in_order_of, largest_first, partition_sizes
+from rocetrace.scale.balance import in_order_of, largest_first, partition_sizes, split_pairs
 from rocetrace.scale.shards import shard_path
 
 
@@ -35,3 +35,12 @@ def test_partition_sizes_count_every_segment(tmp_path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(pa.table({"frame": np.arange(rows, dtype=np.uint32)}), path)
     assert partition_sizes(tmp_path, [0, 1, 2]).tolist() == [12, 0, 3]
+
+
+def test_split_pairs_keeps_whole_pairs_within_the_limit() -> None:
+    rows = {11: 5, 12: 5, 13: 5, 14: 1}
+    groups = split_pairs(rows, 6)
+    assert len(groups) == 3 and sorted(p for g in groups for p in g) == sorted(rows)
+    assert max(sum(rows[p] for p in g) for g in groups) == 6
+    assert split_pairs({11: 5, 12: 1}, 6) == [(11, 12)]
+    assert split_pairs({11: 50}, 6) == [(11,)]
