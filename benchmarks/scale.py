@@ -7,8 +7,10 @@ beside tshark's decode-only pass on 1M packets.
 
 The captures (`rocetrace generate bulk`: fault-free RC WRITE / SEND / READ, 8 requester and
 8 responder hosts, one QP per pair, so 64 IP pairs for the partitions) are generated once into
-the work folder and reused. The in-memory run is skipped where it would not fit (50M: ~22 GB).
-Every streamed summary is compared with the in-memory one where both exist.
+the work folder and reused; above 12M packets (the generator holds its capture in memory) the
+10M capture is repeated, shifted in time (editcap, mergecap). The in-memory run is skipped
+where it would not fit (50M: ~22 GB). Every streamed summary is compared with the in-memory
+one where both exist (else with the first streamed one).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from benchmarks.bench_decode import TSHARK_FIELDS, rocetrace_argv  # noqa: E402
 
 HOSTS, QPS, MESSAGE_SIZE, MTU, SNAPLEN = 8, 1, 16384, 1024, 128
 IN_MEMORY_LIMIT = 12_000_000  # packets: beyond, the in-memory run would not fit in 24 GB
+GENERATE_LIMIT = 12_000_000  # packets: the generator holds its capture in memory (50M: > 24 GB)
+REPEATED = 10_000_000  # larger captures repeat this one, each copy 0.1 s after the one before
 
 
 @dataclass
@@ -47,6 +51,8 @@ class Result:
 def capture_for(work: Path, packets: int) -> Path:
     """The benchmark capture of about `packets` frames (generated once, in a child)."""
     path = work / f"scale-{packets}.pcap"
+    if not path.exists() and packets > GENERATE_LIMIT:
+        repeated_capture(capture_for(work, REPEATED), path, round(packets / REPEATED))
     if not path.exists():
         per_message = -(-MESSAGE_SIZE // MTU) + 1
         messages = max(1, round(packets / (HOSTS * HOSTS * QPS * per_message)))
@@ -58,6 +64,23 @@ def capture_for(work: Path, packets: int) -> Path:
         )
         subprocess.run([sys.executable, "-c", code], check=True)
     return path
+
+
+def repeated_capture(source: Path, path: Path, copies: int) -> None:
+    """`copies` of the source capture end to end, copy k shifted by k * 0.1 s (editcap -t,
+    mergecap -a): the generator cannot hold 50M packets in memory. Each copy's connections
+    start again at their first PSN, 0.1 s after the last copy ended (the source spans 69 ms)."""
+    parts = [path.with_suffix(f".part{k}") for k in range(copies)]
+    for k, part in enumerate(parts):
+        subprocess.run(["editcap", "-F", "nsecpcap", "-t", f"{k / 10}", str(source), str(part)],
+                       check=True)  # fmt: skip
+    subprocess.run(["mergecap", "-a", "-F", "nsecpcap", "-w", str(path), *map(str, parts)],
+                   check=True)  # fmt: skip
+    for part in parts:
+        part.unlink()
+    truth = json.loads(source.with_suffix(".truth.json").read_text())
+    facts = {k: v * copies if k.endswith("packets") else v for k, v in truth["capture"].items()}
+    path.with_suffix(".truth.json").write_text(json.dumps({"capture": facts}, indent=1))
 
 
 def tree_rss(pid: int) -> int:

@@ -145,3 +145,23 @@ def test_cli_many_files_and_shard_folder(tmp_path: Path) -> None:
     want = analyze(whole, roce_port=4791).summary()
     for name in ("a", "b", "c"):
         assert json.loads((tmp_path / f"{name}.json").read_text()) == json.loads(json.dumps(want))
+
+
+def test_large_partition_cut_by_ip_pair(
+    hosts_capture: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every IP pair hashed into one partition, larger than the limit: its tasks take whole
+    IP pairs, none much beyond the limit, and the result is the in-memory one."""
+    from rocetrace.scale import engine
+    from rocetrace.scale.manifest import Manifest
+
+    monkeypatch.setattr(engine, "PACKETS_PER_PARTITION", 2_500)
+    work = tmp_path / "work"
+    streamed = analyze_streaming(str(hosts_capture), workdir=work, partitions=1)
+    assert_same_analysis(in_memory(hosts_capture), streamed)
+    manifest = Manifest.load(work)
+    jobs, sizes = engine.partition_jobs(work, manifest, engine.shared_of(work, manifest, 1e11)[0])
+    pairs = manifest.pair_rows.values()
+    assert len(jobs) > 1 and sum(sizes) == sum(pairs)
+    assert sizes.max() <= 2_500 + max(pairs)
+    assert sorted(h for j in jobs for h in j.pairs or ()) == sorted(map(int, manifest.pair_rows))

@@ -71,8 +71,17 @@ def decoded_manifest(
     ends = [m for m in max_ts if m is not None]
     manifest = Manifest(partitions, len(paths) > 1, entries, info, joined,
                         max(ends) if ends else None, options,
-                        [{"path": p} for p in paths])  # fmt: skip
+                        [{"path": p} for p in paths], _pair_rows(done))  # fmt: skip
     return manifest, _mads(mads, starts, len(paths)), merged_head(heads, rank)
+
+
+def _pair_rows(done: list[Decoded]) -> dict[str, int]:
+    """Rows per IP pair hash over every segment (JSON keys: text)."""
+    rows: dict[str, int] = {}
+    for d in done:
+        for pair, n in d.pair_rows.items():
+            rows[str(pair)] = rows.get(str(pair), 0) + n
+    return rows
 
 
 def _mads(mads: list[pd.DataFrame], starts: np.ndarray, files: int) -> pd.DataFrame:

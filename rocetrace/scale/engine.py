@@ -10,6 +10,7 @@ capture-wide facts (clock, PFC pauses, CM connections, end) are measured the sam
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import shutil
 import tempfile
@@ -28,9 +29,10 @@ from rocetrace.analysis.shared import Shared
 from rocetrace.capture.files import expand_inputs
 from rocetrace.capture.split import split_capture
 from rocetrace.scale.assemble import decoded_manifest
+from rocetrace.scale.balance import in_order_of, largest_first, partition_sizes, split_pairs
 from rocetrace.scale.executor import Executor, executor
 from rocetrace.scale.input_plan import BYTES_PER_PACKET
-from rocetrace.scale.keys import LINK
+from rocetrace.scale.keys import LINK, partition_of_pair
 from rocetrace.scale.manifest import Manifest, load_side_tables
 from rocetrace.scale.partition import PartitionJob, analyze_shard, load_partition
 from rocetrace.scale.progress import Stages
@@ -147,6 +149,30 @@ def shared_of(
     return shared, link
 
 
+def partition_jobs(
+    folder: Path, manifest: Manifest, shared: Shared
+) -> tuple[list[PartitionJob], np.ndarray]:
+    """A task per partition, and its rows; a partition of more than PACKETS_PER_PARTITION
+    rows (its IP pairs hashed together) is cut by IP pair into tasks within the limit, or
+    as near as its largest pair allows, when the manifest counts its pairs."""
+    found = partitions_in(folder) or [LINK]
+    rows = {int(k): v for k, v in manifest.pair_rows.items()}
+    hashes = np.array(list(rows), np.int64)
+    home = partition_of_pair(hashes, manifest.partitions)
+    jobs, sizes = [], []
+    for p, total in zip(found, partition_sizes(folder, found), strict=True):
+        mine = {int(h): rows[int(h)] for h in hashes[home == p]}
+        groups = split_pairs(mine, PACKETS_PER_PARTITION) if mine else []
+        if len(groups) <= 1:
+            jobs.append(PartitionJob(str(folder), p, manifest, shared))
+            sizes.append(int(total))
+            continue
+        for g in groups:
+            jobs.append(PartitionJob(str(folder), p, manifest, shared, g))
+            sizes.append(sum(mine[h] for h in g))
+    return jobs, np.array(sizes, np.int64)
+
+
 def analyze_folder(
     folder: Path, ex: Executor, stages: Stages, link_speed_bps: float | None = None
 ) -> Analysis:
@@ -155,12 +181,13 @@ def analyze_folder(
     speed = link_speed_bps or float(manifest.options.get("link_speed_bps", 100e9))
     options = {**manifest.options, "link_speed_bps": speed}
     shared, link = shared_of(folder, manifest, speed)
-    found = partitions_in(folder) or [LINK]
-    jobs = [PartitionJob(str(folder), p, manifest, shared) for p in found]
-    parts = ex.map(analyze_shard, jobs, stages.start("partitions", len(jobs)))
+    jobs, sizes = partition_jobs(folder, manifest, shared)
+    tick = stages.start("partitions", len(jobs))
+    order = largest_first(sizes)
+    parts = in_order_of(lambda items: ex.map(analyze_shard, items, tick), jobs, order)
 
     def rerun(i: int, given: Shared) -> Any:
-        return ex.map(analyze_shard, [PartitionJob(str(folder), found[i], manifest, given)])[0]
+        return ex.map(analyze_shard, [dataclasses.replace(jobs[i], shared=given)])[0]
 
     stages.note("reduce")
     kept = link.iloc[pfc.pfc_rows(link)].reset_index(drop=True) if len(link) else link

@@ -63,15 +63,30 @@ def executor(workers: int = 0, scheduler: str | None = None) -> Iterator[Executo
     if not workers and not scheduler:
         yield InProcess()
         return
+    import dask
     from distributed import Client, LocalCluster
 
     if scheduler:
         with Client(scheduler) as client:
             yield DaskExecutor(client)
         return
-    cluster = LocalCluster(
-        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-        memory_limit=0, silence_logs=logging.ERROR,
-    )  # fmt: skip
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": heap_environ()}):
+        cluster = LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+            memory_limit=0, silence_logs=logging.ERROR,
+        )  # fmt: skip
     with cluster, Client(cluster) as client:
         yield DaskExecutor(client)
+
+
+def heap_environ() -> dict[str, Any]:
+    """The environment Dask sets before it spawns a worker, without its
+    MALLOC_TRIM_THRESHOLD_: set at all, it fixes glibc's mmap threshold at 128 kB, so every
+    array the decoder and the analysis allocate is a fresh mmap, faulted in page by page
+    (10M packets on 1 worker: 5.5 s in the kernel, 2.3 s without; 17.7 s -> 15.1 s). The
+    workers' heap then behaves as this process' does when it streams alone."""
+    import dask
+
+    environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})
+    environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+    return environ

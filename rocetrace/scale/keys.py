@@ -35,9 +35,19 @@ def coded_hashes(codes: np.ndarray, categories: Sequence[str]) -> np.ndarray:
     return table[codes]
 
 
-def partition_of(
-    src: tuple[np.ndarray, Sequence[str]], dst: tuple[np.ndarray, Sequence[str]], n: int
-) -> np.ndarray:
+Coded = tuple[np.ndarray, Sequence[str]]  # a categorical column: codes, categories
+
+
+def pairs_of(src: Coded, dst: Coded) -> np.ndarray:
+    """Per row, the hash of its unordered IP pair (-1 for frames without one)."""
+    return pair_hash(coded_hashes(*src), coded_hashes(*dst))
+
+
+def partition_of(src: Coded, dst: Coded, n: int) -> np.ndarray:
     """Per row, its partition in [0, n), LINK for frames without an IP pair."""
-    h = pair_hash(coded_hashes(*src), coded_hashes(*dst))
-    return np.where(h >= 0, h % max(n, 1), LINK)
+    return partition_of_pair(pairs_of(src, dst), n)
+
+
+def partition_of_pair(pair: np.ndarray, n: int) -> np.ndarray:
+    """The partition of each pair hash (LINK for -1)."""
+    return np.where(pair >= 0, pair % max(n, 1), LINK)

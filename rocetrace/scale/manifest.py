@@ -51,6 +51,7 @@ class Manifest:
     end_ns: int | None
     options: dict[str, Any] = field(default_factory=dict)
     inputs: list[dict[str, Any]] = field(default_factory=list)  # path, size, mtime
+    pair_rows: dict[str, int] = field(default_factory=dict)  # rows per IP pair hash
     format: str = FORMAT
 
     def segment_table(self) -> dict[str, np.ndarray]:

@@ -15,6 +15,7 @@ from rocetrace.analysis.pipeline import PartitionResult, analyze_partition
 from rocetrace.analysis.shared import Shared
 from rocetrace.capture.files import capture_order
 from rocetrace.capture.packets import arrow_to_pandas
+from rocetrace.scale.keys import pairs_of
 from rocetrace.scale.manifest import Manifest
 from rocetrace.scale.shards import read_shards
 
@@ -30,10 +31,14 @@ RANK_SHIFT = 40  # capture-order sequence: rank << 40 | frame in the file
 
 @dataclass(frozen=True)
 class PartitionJob:
+    """A partition to analyse; `pairs`: only the rows of these IP pair hashes (a partition
+    too large for one task is cut by IP pair, balance.split_pairs), None: every row."""
+
     workdir: str
     partition: int
     manifest: Manifest
     shared: Shared
+    pairs: tuple[int, ...] | None = None
 
 
 def load_partition(
@@ -64,4 +69,17 @@ def analyze_shard(job: PartitionJob) -> PartitionResult:
     packets, order = load_partition(
         Path(job.workdir), job.partition, job.manifest, ANALYSIS_COLUMNS
     )
+    if job.pairs is not None:
+        rows = np.flatnonzero(np.isin(table_pairs(packets), np.array(job.pairs, np.int64)))
+        packets = packets.take(rows).reset_index(drop=True)
+        order = (order[0][rows], order[1][rows])
     return analyze_partition(packets, job.shared, order)
+
+
+def table_pairs(packets: pd.DataFrame) -> np.ndarray:
+    """Per row of a packet table, the hash of its IP pair (scale.keys)."""
+    src, dst = packets["src_ip"].array, packets["dst_ip"].array
+    return pairs_of(
+        (np.asarray(src.codes), list(src.categories)),
+        (np.asarray(dst.codes), list(dst.categories)),
+    )

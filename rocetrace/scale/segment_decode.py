@@ -20,7 +20,7 @@ from rocetrace.capture.mads import MadRows, mads_frame
 from rocetrace.capture.packets import Coded, PacketColumns, to_arrow, to_pandas
 from rocetrace.capture.reader import CaptureInfo, iter_packet_columns
 from rocetrace.capture.split import Segment
-from rocetrace.scale.keys import address_hashes, partition_of
+from rocetrace.scale.keys import address_hashes, pairs_of, partition_of_pair
 from rocetrace.scale.shards import ShardWriter
 
 CHUNK = 1 << 18  # frames decoded at a time (~35 MB of packet table at snap length 128)
@@ -52,6 +52,7 @@ class Decoded:
     max_ts: int | None
     head: pd.DataFrame | None  # the clock's sample: ts_ns, src, dst (address hashes), wire_len
     rows: dict[int, int] = field(default_factory=dict)  # rows written per partition
+    pair_rows: dict[int, int] = field(default_factory=dict)  # rows per IP pair hash
 
     @property
     def ended_at(self) -> int:
@@ -65,6 +66,7 @@ def decode_segment(job: DecodeJob) -> Decoded:
     mads: list[MadRows] = []
     totals, carried, info = ClockTotals(), None, None
     heads: list[pd.DataFrame] = []
+    pair_rows: dict[int, int] = {}
     max_ts: int | None = None
     try:
         for columns, seen in iter_packet_columns(
@@ -84,18 +86,28 @@ def decode_segment(job: DecodeJob) -> Decoded:
                 table = table.append_column("order_ts", pa.array(keys))
             if job.first and sum(map(len, heads)) < SAMPLE:
                 heads.append(clock_head(columns))
-            writer.write(table, _partitions(columns, job.partitions))
+            pairs = _pairs(columns)
+            _count(pair_rows, pairs)
+            writer.write(table, partition_of_pair(pairs, job.partitions))
     finally:
         writer.close()
     assert info is not None
     head = pd.concat(heads, ignore_index=True).iloc[:SAMPLE] if heads else None
-    return Decoded(job, info, mads_frame(mads), totals, max_ts, head, dict(writer.rows))
+    rows = dict(writer.rows)
+    return Decoded(job, info, mads_frame(mads), totals, max_ts, head, rows, pair_rows)
 
 
-def _partitions(columns: PacketColumns, n: int) -> np.ndarray:
+def _pairs(columns: PacketColumns) -> np.ndarray:
     src, dst = columns.columns["src_ip"], columns.columns["dst_ip"]
     assert isinstance(src, Coded) and isinstance(dst, Coded)
-    return partition_of((src.codes, list(src.categories)), (dst.codes, list(dst.categories)), n)
+    return pairs_of((src.codes, list(src.categories)), (dst.codes, list(dst.categories)))
+
+
+def _count(rows: dict[int, int], pairs: np.ndarray) -> None:
+    """Add a chunk's rows per IP pair (what balance.split_jobs sizes partition tasks by)."""
+    found, counts = np.unique(pairs[pairs >= 0], return_counts=True)
+    for pair, n in zip(found.tolist(), counts.tolist(), strict=True):
+        rows[pair] = rows.get(pair, 0) + n
 
 
 def clock_head(columns: PacketColumns) -> pd.DataFrame:

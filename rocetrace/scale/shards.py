@@ -45,6 +45,12 @@ def shard_files(workdir: Path, partition: int) -> list[tuple[int, Path]]:
     return sorted((int(m.group(1)), p) for m, p in found if m)
 
 
+def shard_rows(workdir: Path, partition: int) -> int:
+    """Rows of a partition in every segment's shard, from the Parquet footers."""
+    files = shard_files(workdir, partition)
+    return sum(pq.ParquetFile(path).metadata.num_rows for _, path in files)
+
+
 def partitions_in(workdir: Path) -> list[int]:
     """The partitions with rows in the folder."""
     folder = workdir / SHARDS
