@@ -70,9 +70,11 @@ def executor(workers: int = 0, scheduler: str | None = None) -> Iterator[Executo
         with Client(scheduler) as client:
             yield DaskExecutor(client)
         return
+    # dashboard on a free port: None does not turn it off (dask/distributed#8136) and the
+    # default :8787 warns on the terminal whenever another cluster or Jupyter holds it
     with dask.config.set({"distributed.nanny.pre-spawn-environ": heap_environ()}):
         cluster = LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
             memory_limit=0, silence_logs=logging.ERROR,
         )  # fmt: skip
     with cluster, Client(cluster) as client:
