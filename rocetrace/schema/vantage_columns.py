@@ -93,6 +93,27 @@ LOSSES = Table(
     ),
 )
 
+# What a segment (a vantage and the next one on a path) measured: per flow and in total.
+SEGMENT_MEASURES = (
+    Column(
+        "packets",
+        "int64",
+        "packets that passed from_vantage (seen at both ends, or lost between)",
+    ),
+    Column("losses", "int64", "packets lost on the segment"),
+    Column(
+        "delay_min_ns",
+        "float64",
+        "one-way delay, smallest (aligned clocks; < 0: received before sent, within the "
+        "clocks' resolution and jitter)",
+        "ns",
+    ),
+    Column("delay_p50_ns", "float64", "one-way delay, median", "ns"),
+    Column("delay_p99_ns", "float64", "one-way delay, 99th percentile", "ns"),
+    Column("delay_max_ns", "float64", "one-way delay, largest", "ns"),
+    Column("reordered", "int64", "packets a later one overtook on the segment"),
+)
+
 SEGMENTS = Table(
     "segments",
     "flow and segment of its path (a vantage and the next one)",
@@ -103,23 +124,7 @@ SEGMENTS = Table(
         Column("dest_qp", "int64", "destination QP"),
         Column("from_vantage", TEXT, "segment start: a vantage on the flow's path"),
         Column("to_vantage", TEXT, "segment end: the next vantage on the path"),
-        Column(
-            "packets",
-            "int64",
-            "packets that passed from_vantage (seen at both ends, or lost between)",
-        ),
-        Column("losses", "int64", "packets lost on the segment"),
-        Column(
-            "delay_min_ns",
-            "float64",
-            "one-way delay, smallest (aligned clocks; < 0: received before sent, within the "
-            "clocks' resolution and jitter)",
-            "ns",
-        ),
-        Column("delay_p50_ns", "float64", "one-way delay, median", "ns"),
-        Column("delay_p99_ns", "float64", "one-way delay, 99th percentile", "ns"),
-        Column("delay_max_ns", "float64", "one-way delay, largest", "ns"),
-        Column("reordered", "int64", "packets a later one overtook on the segment"),
+        *SEGMENT_MEASURES,
     ),
 )
 
@@ -130,23 +135,7 @@ SEGMENT_TOTALS = Table(
         Column("from_vantage", TEXT, "segment start"),
         Column("to_vantage", TEXT, "segment end"),
         Column("flows", "int64", "flows that cross it"),
-        Column(
-            "packets",
-            "int64",
-            "packets that passed from_vantage (seen at both ends, or lost between)",
-        ),
-        Column("losses", "int64", "packets lost on the segment"),
-        Column(
-            "delay_min_ns",
-            "float64",
-            "one-way delay, smallest (aligned clocks; < 0: received before sent, within the "
-            "clocks' resolution and jitter)",
-            "ns",
-        ),
-        Column("delay_p50_ns", "float64", "one-way delay, median", "ns"),
-        Column("delay_p99_ns", "float64", "one-way delay, 99th percentile", "ns"),
-        Column("delay_max_ns", "float64", "one-way delay, largest", "ns"),
-        Column("reordered", "int64", "packets a later one overtook on the segment"),
+        *SEGMENT_MEASURES,
     ),
 )
 
