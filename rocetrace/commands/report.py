@@ -46,7 +46,7 @@ def report(
 def _shards_or_results(source: Path, link_speed: str) -> Any:
     """A shard folder (`analyze --workdir`) is analysed again without decoding; anything
     else is what load_analysis reads."""
-    from rocetrace.scale.manifest import is_shard_folder
+    from rocetrace.scale.shard_folder import is_shard_folder
 
     if is_shard_folder(source):
         from rocetrace.link import parse_link_speed

@@ -67,7 +67,7 @@ def wants_streaming(paths: list[str], opts: ScaleOptions) -> bool:
 def streamed(inputs: list[str], opts: ScaleOptions) -> bool:
     """Whether analyze_inputs streams these inputs (then it shows its own progress bars)."""
     from rocetrace.capture.files import expand_inputs
-    from rocetrace.scale.manifest import is_shard_folder
+    from rocetrace.scale.shard_folder import is_shard_folder
 
     if len(inputs) == 1 and is_shard_folder(Path(inputs[0])):
         return True
@@ -86,7 +86,7 @@ def analyze_inputs(
     """The Analysis of the inputs: a shard folder, one or more capture files (or globs,
     folders of captures), in memory or streamed as `opts` and their size say."""
     from rocetrace.capture.files import expand_inputs
-    from rocetrace.scale.manifest import is_shard_folder
+    from rocetrace.scale.shard_folder import is_shard_folder
     from rocetrace.scale.progress import stage_bars
 
     if len(inputs) == 1 and is_shard_folder(Path(inputs[0])):

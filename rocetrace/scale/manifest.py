@@ -18,9 +18,9 @@ import pandas as pd
 from rocetrace.analysis.tolerances import ClockTotals
 from rocetrace.capture.files import CaptureFile
 from rocetrace.capture.reader import CaptureInfo
+from rocetrace.scale.shard_folder import MANIFEST
 
 FORMAT = "rocetrace.shards/1"
-MANIFEST = "manifest.json"
 MADS = "mads.parquet"
 CLOCK = "clock.parquet"
 
@@ -92,9 +92,6 @@ def load_side_tables(workdir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The folder's CM MADs and clock head sample."""
     return pd.read_parquet(workdir / MADS), pd.read_parquet(workdir / CLOCK)
 
-
-def is_shard_folder(path: Path) -> bool:
-    return path.is_dir() and (path / MANIFEST).is_file()
 
 
 def _plain(value: Any) -> Any:
