@@ -31,8 +31,20 @@ __all__ = ["THREADS", "frame_ranges", "kernels", "over_frames"]
 
 kernels = _kernels
 PARALLEL_FRAMES = 1 << 16  # below this, a second thread costs more than it saves
-THREADS = min(2, os.cpu_count() or 1)
 T = TypeVar("T")
+
+
+def threads_allowed() -> int:
+    """The threads a process may use, as OMP_NUM_THREADS says (Arrow reads it too): Dask
+    sets it to 1 in each worker it spawns, so that N one-thread workers on N cores do not
+    each start a second thread for the walk and fight over the cores."""
+    try:
+        return max(1, int(os.environ.get("OMP_NUM_THREADS", "")))
+    except ValueError:
+        return os.cpu_count() or 1
+
+
+THREADS = min(2, os.cpu_count() or 1, threads_allowed())
 
 
 def _codes() -> dict[str, int]:

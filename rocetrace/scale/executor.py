@@ -6,6 +6,7 @@ module only hands it the task functions (decode.py, partition.py) and gathers re
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol, TypeVar
@@ -72,7 +73,7 @@ def executor(workers: int = 0, scheduler: str | None = None) -> Iterator[Executo
         return
     # dashboard on a free port: None does not turn it off (dask/distributed#8136) and the
     # default :8787 warns on the terminal whenever another cluster or Jupyter holds it
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": heap_environ()}):
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environ(workers)}):
         cluster = LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
             memory_limit=0, silence_logs=logging.ERROR,
@@ -81,9 +82,14 @@ def executor(workers: int = 0, scheduler: str | None = None) -> Iterator[Executo
         yield DaskExecutor(client)
 
 
-def heap_environ() -> dict[str, Any]:
-    """The environment Dask sets before it spawns a worker, without its
-    MALLOC_TRIM_THRESHOLD_: set at all, it fixes glibc's mmap threshold at 128 kB, so every
+def worker_environ(workers: int) -> dict[str, Any]:
+    """The environment Dask sets before it spawns a worker, with each worker's share of
+    this host's cores and without MALLOC_TRIM_THRESHOLD_.
+
+    OMP_NUM_THREADS (which the decoder's walk and Arrow follow, capture/native.py) is the
+    cores divided among the workers, where Dask sets 1: one worker on two cores keeps its
+    walk's second thread, two workers on two cores do not start four threads. Dask's
+    MALLOC_TRIM_THRESHOLD_ is dropped: set at all, it fixes glibc's mmap threshold at 128 kB, so every
     array the decoder and the analysis allocate is a fresh mmap, faulted in page by page
     (10M packets on 1 worker: 5.5 s in the kernel, 2.3 s without; 17.7 s -> 15.1 s). The
     workers' heap then behaves as this process' does when it streams alone."""
@@ -91,4 +97,5 @@ def heap_environ() -> dict[str, Any]:
 
     environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})
     environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+    environ["OMP_NUM_THREADS"] = max(1, (os.cpu_count() or 1) // max(1, workers))
     return environ
