@@ -13,6 +13,7 @@ import pytest
 from test_vantage_generated import EVERYWHERE, MIXED, SMALL, WIDE
 from vantage_truth import ALL
 
+from rocetrace.errors import NotACapture
 from rocetrace.generate import generate
 from rocetrace.scale.input_plan import ScaleOptions
 from rocetrace.vantage.vantage_api import analyze_vantages
@@ -110,6 +111,12 @@ def test_cli_streams_a_merge_when_asked(tmp_path: Path) -> None:
         out[bool(extra)] = result.stdout
     assert out[True] == out[False]
     assert (tmp_path / "w" / "vantage0" / "manifest.json").is_file()
+    # the merge's work folder is not one capture's shard folder: say what can be read there
+    again = CliRunner().invoke(cli, ["analyze", str(tmp_path / "w"), "--json", "-", "--quiet"])
+    assert isinstance(again.exception, NotACapture)  # exit status 4 from rocetrace.cli.main
+    assert f"rocetrace analyze {tmp_path / 'w' / 'vantage0'}`" in str(again.exception)
+    one = CliRunner().invoke(cli, ["analyze", str(tmp_path / "w" / "vantage0"), "--json", "-"])
+    assert one.exit_code == 0, one.output
 
 
 def test_a_sample_of_anchors_keeps_the_clocks_honest(

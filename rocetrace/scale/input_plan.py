@@ -66,12 +66,29 @@ def wants_streaming(paths: list[str], opts: ScaleOptions) -> bool:
 
 def streamed(inputs: list[str], opts: ScaleOptions) -> bool:
     """Whether analyze_inputs streams these inputs (then it shows its own progress bars)."""
-    from rocetrace.capture.files import expand_inputs
     from rocetrace.scale.shard_folder import is_shard_folder
 
     if len(inputs) == 1 and is_shard_folder(Path(inputs[0])):
         return True
-    return wants_streaming(expand_inputs(inputs), opts)
+    return wants_streaming(capture_paths(inputs), opts)
+
+
+def capture_paths(inputs: list[str]) -> list[str]:
+    """The capture files the inputs name (rocetrace.capture.files.expand_inputs); a merged
+    analysis' work folder is refused with what can be re-analysed in it."""
+    from rocetrace.capture.files import expand_inputs
+    from rocetrace.errors import NotACapture
+    from rocetrace.scale.shard_folder import vantage_folders
+
+    held = vantage_folders(Path(inputs[0])) if len(inputs) == 1 else []
+    if held:
+        names = ", ".join(p.name for p in held)
+        raise NotACapture(
+            f"{inputs[0]}: holds the shards of a merged analysis ({names}), one folder per "
+            f"vantage: re-analyse one vantage with `rocetrace analyze {held[0]}`, or merge "
+            "the captures again with --vantage"
+        )
+    return expand_inputs(inputs)
 
 
 def analyze_inputs(
@@ -85,9 +102,8 @@ def analyze_inputs(
 ) -> Any:
     """The Analysis of the inputs: a shard folder, one or more capture files (or globs,
     folders of captures), in memory or streamed as `opts` and their size say."""
-    from rocetrace.capture.files import expand_inputs
-    from rocetrace.scale.shard_folder import is_shard_folder
     from rocetrace.scale.progress import stage_bars
+    from rocetrace.scale.shard_folder import is_shard_folder
 
     if len(inputs) == 1 and is_shard_folder(Path(inputs[0])):
         from rocetrace.scale.engine import analyze_shards
@@ -97,7 +113,7 @@ def analyze_inputs(
                 inputs[0], workers=opts.workers, scheduler=opts.scheduler,
                 link_speed_bps=link_speed_bps, stages=bars,
             )  # fmt: skip
-    paths = expand_inputs(inputs)
+    paths = capture_paths(inputs)
     if wants_streaming(paths, opts):
         from rocetrace.scale.engine import analyze_streaming
 
