@@ -8,6 +8,7 @@ traceback saved to a file, not thrown at the user).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -158,8 +159,6 @@ def exit_now(status: int) -> None:
         sys.exit(status)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing to say there
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe or stream: nothing more to say there
-            pass
     os._exit(status)

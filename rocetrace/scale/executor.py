@@ -89,10 +89,10 @@ def worker_environ(workers: int) -> dict[str, Any]:
     OMP_NUM_THREADS (which the decoder's walk and Arrow follow, capture/native.py) is the
     cores divided among the workers, where Dask sets 1: one worker on two cores keeps its
     walk's second thread, two workers on two cores do not start four threads. Dask's
-    MALLOC_TRIM_THRESHOLD_ is dropped: set at all, it fixes glibc's mmap threshold at 128 kB, so every
-    array the decoder and the analysis allocate is a fresh mmap, faulted in page by page
-    (10M packets on 1 worker: 5.5 s in the kernel, 2.3 s without; 17.7 s -> 15.1 s). The
-    workers' heap then behaves as this process' does when it streams alone."""
+    MALLOC_TRIM_THRESHOLD_ is dropped: set at all, it fixes glibc's mmap threshold at 128
+    kB, so every array the decoder and the analysis allocate is a fresh mmap, faulted in
+    page by page (10M packets on 1 worker: 5.5 s in the kernel, 2.3 s without; 17.7 s ->
+    15.1 s). The workers' heap then behaves as this process' does when it streams alone."""
     import dask
 
     environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})

@@ -93,7 +93,6 @@ def load_side_tables(workdir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pd.read_parquet(workdir / MADS), pd.read_parquet(workdir / CLOCK)
 
 
-
 def _plain(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
