@@ -43,3 +43,25 @@ def test_analyze_json_imports_no_report_nor_cluster(tmp_path: Path) -> None:
     modules = modules_after(["analyze", str(sample), "--json", str(tmp_path / "s.json")])
     assert "pandas" in modules and not modules & NEVER_FOR_JSON
     assert (tmp_path / "s.json").stat().st_size > 0
+
+
+# The console script's way out (rocetrace.cli.entry_point -> exit_now): no interpreter
+# teardown, but the atexit handlers run, what was printed reaches a pipe, and the status
+# is the command's.
+EXIT_NOW = (
+    "import atexit, sys; atexit.register(lambda: print('atexit ran', file=sys.stderr)); "
+    "from rocetrace.cli import entry_point; sys.argv[0] = 'rocetrace'; entry_point()"
+)
+
+
+@pytest.mark.parametrize(
+    ("argv", "status"), [(["--version"], 0), (["analyze", "no-such.pcap", "--json", "-"], 3)]
+)
+def test_the_console_script_exits_with_everything_said(argv: list[str], status: int) -> None:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    run = subprocess.run(
+        [sys.executable, "-c", EXIT_NOW, *argv], capture_output=True, text=True, env=env
+    )
+    assert run.returncode == status
+    assert run.stderr.endswith("atexit ran\n")
+    assert ("rocetrace" in run.stdout) if status == 0 else ("no-such.pcap" in run.stderr)
