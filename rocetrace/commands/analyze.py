@@ -70,8 +70,9 @@ def run_analysis(
 ) -> Any:
     """Read the captures (with the gzip ratio guard asked for) and analyse them, in memory
     or streamed (rocetrace.scale.input_plan), the stages shown on a terminal."""
-    from rocetrace.scale.input_plan import analyze_inputs, streamed
+    from rocetrace.scale.input_plan import analyze_inputs, load_analysis_early, streamed
 
+    load_analysis_early()
     inputs = [str(c) for c in captures]
     quiet = scale.quiet or streamed(inputs, scale)  # streaming shows its own bars
     with stage_progress(quiet) as progress:
