@@ -78,3 +78,16 @@ def test_saved_streamed_analysis_counts_every_frame(tmp_path: Path) -> None:
     streamed = analyze_streaming([str(path)], partitions=2)
     back = rocetrace.load(streamed.save(tmp_path / "saved"))
     assert back.packets_sampled and back.frame_count() == streamed.frame_count()
+
+
+def test_a_selection_of_a_streamed_analysis_counts_its_own_frames() -> None:
+    """A flow selected in a notebook counts its flows' frames, not the whole capture's; a
+    time window of a sample says that its frames are sampled ones."""
+    path = SAMPLES / "incast.pcap"  # 8 connections
+    whole, streamed = rocetrace.analyze(path), analyze_streaming([str(path)], partitions=2)
+    key = str(whole.flows["flow"].iloc[0])
+    assert streamed.flow(key).frame_count() == whole.flow(key).frame_count()
+    assert streamed.flow(key).frame_count() < streamed.frame_count()
+    window = streamed.select(t0=0, t1=1e-3)
+    assert window.frames_are_sampled() and "sampled frame" in repr(window)
+    assert not streamed.frames_are_sampled() and not whole.select(t0=0).frames_are_sampled()

@@ -50,10 +50,23 @@ class Analysis:
     packets_sampled: bool = False
 
     def frame_count(self) -> int:
-        """Frames analysed: the capture's count where `packets` is only a sample."""
-        if self.packets_sampled and getattr(self.capture, "packets", None) is not None:
+        """Frames analysed: where `packets` is only a sample, the capture's count, or for a
+        selection of flows its flows' frames (a time window of a sample counts the sampled
+        frames in it: `frames_are_sampled()` says so)."""
+        if not self.packets_sampled:
+            return len(self.packets)
+        selection = self.options.get("selection")
+        if selection is None and getattr(self.capture, "packets", None) is not None:
             return int(self.capture.packets)
+        if selection is not None and selection.get("t0") is None and selection.get("t1") is None:
+            return int(self.flows["packets"].sum())
         return len(self.packets)
+
+    def frames_are_sampled(self) -> bool:
+        """Whether frame_count() counts sampled frames only (a time window of a sample)."""
+        selection = self.options.get("selection") or {}
+        windowed = selection.get("t0") is not None or selection.get("t1") is not None
+        return self.packets_sampled and windowed
 
     def summary(self) -> dict[str, Any]:
         """The JSON summary (schema rocetrace.summary/2, docs/summary-schema.md)."""

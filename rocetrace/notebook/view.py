@@ -37,7 +37,8 @@ def _facts(a: Analysis) -> str:
 
     ts = a.packets["ts_ns"] if "ts_ns" in a.packets and len(a.packets) else None
     span = f" over {(int(ts.max()) - int(ts.min())) / 1e6:,.3f} ms" if ts is not None else ""
-    return f"{plural(a.frame_count(), 'frame')}, {plural(len(a.flows), 'flow')}{span}"
+    frames = plural(a.frame_count(), "sampled frame" if a.frames_are_sampled() else "frame")
+    return f"{frames}, {plural(len(a.flows), 'flow')}{span}"
 
 
 def text_repr(a: Analysis) -> str:
