@@ -82,20 +82,32 @@ def executor(workers: int = 0, scheduler: str | None = None) -> Iterator[Executo
         yield DaskExecutor(client)
 
 
+# glibc's largest automatic mmap threshold: arrays below it come from the heap.
+HEAP_ARRAYS_BELOW = 32 << 20
+# Freed heap kept for the next task rather than given back to the kernel (and faulted in
+# again, page by page): about one partition task's peak.
+HEAP_KEPT = 1 << 30
+
+
 def worker_environ(workers: int) -> dict[str, Any]:
     """The environment Dask sets before it spawns a worker, with each worker's share of
-    this host's cores and without MALLOC_TRIM_THRESHOLD_.
+    this host's cores and a heap that keeps its memory from task to task.
 
     OMP_NUM_THREADS (which the decoder's walk and Arrow follow, capture/native.py) is the
     cores divided among the workers, where Dask sets 1: one worker on two cores keeps its
-    walk's second thread, two workers on two cores do not start four threads. Dask's
-    MALLOC_TRIM_THRESHOLD_ is dropped: set at all, it fixes glibc's mmap threshold at 128
-    kB, so every array the decoder and the analysis allocate is a fresh mmap, faulted in
-    page by page (10M packets on 1 worker: 5.5 s in the kernel, 2.3 s without; 17.7 s ->
-    15.1 s). The workers' heap then behaves as this process' does when it streams alone."""
+    walk's second thread, two workers on two cores do not start four threads.
+
+    The heap: Dask sets MALLOC_TRIM_THRESHOLD_ to 64 kB, which (any of glibc's malloc
+    variables set does) also fixes the mmap threshold at 128 kB, so every array the decoder
+    and the analysis allocate is a fresh mmap, faulted in page by page, and unmapped when
+    freed (10M packets on 1 worker: 5.5 s of 18 in the kernel). Each task allocates
+    arrays of about the last one's sizes, so the workers now take arrays up to 32 MB from
+    the heap and keep up to 1 GB of it freed (10M packets, 2 workers: the tasks' kernel
+    time and the faults two workers took at once cost ~0.7 s of 9.4)."""
     import dask
 
     environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})
-    environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+    environ["MALLOC_MMAP_THRESHOLD_"] = HEAP_ARRAYS_BELOW
+    environ["MALLOC_TRIM_THRESHOLD_"] = HEAP_KEPT
     environ["OMP_NUM_THREADS"] = max(1, (os.cpu_count() or 1) // max(1, workers))
     return environ
