@@ -71,7 +71,7 @@ class ShardWriter:
         """Rows of one chunk, each to its partition (sorted once, written as slices)."""
         order = np.argsort(partition, kind="stable")
         keys = partition[order]
-        table = table.take(pa.array(order))
+        table = reordered(table, order)
         cuts = np.flatnonzero(np.diff(keys)) + 1
         for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(keys)], strict=True):
             if hi > lo:
@@ -97,6 +97,21 @@ class ShardWriter:
         for w in self.writers.values():
             w.close()
         self.writers.clear()
+
+
+def reordered(table: pa.Table, order: np.ndarray) -> pa.Table:
+    """table.take(order), but a column null throughout is made anew, not taken: in a RoCE
+    capture a third of the packet table's columns are (VLAN, VXLAN, IPv6, ...), and taking
+    them was 40% of the take's time."""
+    rows = pa.array(order)
+    columns = [c.take(rows) if _taken(c) else pa.nulls(len(order), c.type) for c in table.columns]
+    return pa.table(columns, schema=table.schema)
+
+
+def _taken(column: pa.ChunkedArray) -> bool:
+    """Whether a column must be taken: it holds a value, or categories (a categorical
+    keeps its dictionary even where every row is null)."""
+    return column.null_count < len(column) or pa.types.is_dictionary(column.type)
 
 
 def read_shards(
