@@ -38,9 +38,22 @@ def coded_hashes(codes: np.ndarray, categories: Sequence[str]) -> np.ndarray:
 Coded = tuple[np.ndarray, Sequence[str]]  # a categorical column: codes, categories
 
 
+# Address pairs of a chunk hashed once each, then looked up per row, while their table
+# stays small (8 MB); beyond, the rows are hashed one by one.
+PAIR_TABLE_MAX = 1 << 20
+
+
 def pairs_of(src: Coded, dst: Coded) -> np.ndarray:
-    """Per row, the hash of its unordered IP pair (-1 for frames without one)."""
-    return pair_hash(coded_hashes(*src), coded_hashes(*dst))
+    """Per row, the hash of its unordered IP pair (-1 for frames without one). A chunk
+    holds few addresses: each pair of them is hashed once and looked up by the rows' codes
+    (a gather in place of six passes over the rows)."""
+    (src_codes, src_names), (dst_codes, dst_names) = src, dst
+    if (len(src_names) + 1) * (len(dst_names) + 1) > PAIR_TABLE_MAX:
+        return pair_hash(coded_hashes(*src), coded_hashes(*dst))
+    from_src = np.append(address_hashes(src_names), np.int64(-1))  # code -1: the last
+    to_dst = np.append(address_hashes(dst_names), np.int64(-1))
+    table = pair_hash(from_src[:, None], to_dst[None, :])
+    return table[src_codes, dst_codes]
 
 
 def partition_of(src: Coded, dst: Coded, n: int) -> np.ndarray:
