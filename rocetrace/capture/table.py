@@ -8,7 +8,6 @@ No pandas here: rocetrace.capture.packets makes the Arrow table or the pandas fr
 from __future__ import annotations
 
 import ipaddress
-import mmap
 from dataclasses import dataclass
 from functools import cache
 
@@ -29,6 +28,7 @@ from rocetrace.capture.layers import (
 from rocetrace.capture.packets import Coded, PacketColumns, arrow_schema, numeric_array
 from rocetrace.capture.records import Records
 from rocetrace.capture.walk import OTHER, new_slots, walk_gather
+from rocetrace.capture.zeroed import zeroed
 from rocetrace.dissectors.icrc import crc32_table
 from rocetrace.dissectors.opcodes import OPCODES, UNKNOWN_OPCODE_NAME
 from rocetrace.schema import ANOMALIES, CATEGORY, ENCAPS, ICRC_STATUSES, PACKET_COLUMNS
@@ -58,24 +58,6 @@ class Gathered:
     flags: np.ndarray
     vbits: np.ndarray
     counts: np.ndarray
-
-
-MMAP_MIN_BYTES = 128 << 10  # glibc's default mmap threshold: smaller blocks come from the heap
-
-
-def zeroed(shape: tuple[int, ...], dtype: type) -> np.ndarray:
-    """np.zeros in its own anonymous mapping when large: pages never written (the rows of
-    columns no frame has, a null column's buffer) are never backed by memory, and the whole
-    goes back to the OS when freed. np.zeros (calloc) comes from the heap once glibc has
-    raised its mmap threshold, which writes every page (a 1M-frame capture decoded in
-    chunks: ~40 MB of unused gather rows resident) and keeps the memory after free."""
-    size = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    if size < MMAP_MIN_BYTES:
-        return np.zeros(shape, dtype)
-    flags = getattr(mmap, "MAP_PRIVATE", 0) | getattr(mmap, "MAP_ANONYMOUS", 0)
-    if not flags:  # no anonymous private mappings here (Windows): calloc it is
-        return np.zeros(shape, dtype)
-    return np.frombuffer(mmap.mmap(-1, size, flags=flags), dtype).reshape(shape)
 
 
 @cache
