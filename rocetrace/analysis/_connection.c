@@ -132,14 +132,17 @@ static int grow(void **at, Py_ssize_t *cap, Py_ssize_t need, size_t item)
 
 /* Inputs and outputs of one run. */
 typedef struct {
-    const int64_t *conv, *ts, *psn, *span;
+    const int64_t *conv, *ts, *span;
+    const int32_t *psn; /* 24-bit PSNs, -1 none */
     const int64_t *gate; /* per conversation: a NAK's answer comes at least this long after
                             it at this capture point (ns; -1 unknown: order only) */
     const int64_t *paused; /* per event: PFC pause of its conversation's priority since the
                               conversation's first event (ns, cumulative) */
     const int8_t *kind, *pos;
     const int16_t *opcode;
-    int64_t *ext, *gap, *episode, *link;
+    int64_t *ext, *gap;
+    /* Episode and event indices: int32, half the memory (the run refuses 2^31 events) */
+    int32_t *episode, *link;
     int32_t *flags;
     uint8_t *history; /* n_conv x HIST rows */
     int64_t *conv_out; /* n_conv x CONV_FIELDS */
@@ -420,7 +423,7 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
         if (c->open >= 0 && m->eps.at[c->open].start_kind == S_ASKED)
             E->cut_by_split = 1;
         extend(E, i, end);
-        r->episode[i] = c->cut;
+        r->episode[i] = (int32_t)c->cut;
         c->open = c->cut;
         c->cut = -1;
         return;
@@ -446,7 +449,7 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
         E->read_naked = nak_within(m, c, rd->first, e);
         rd->reissue_ep = m->eps.n - 1;
     }
-    r->episode[i] = m->eps.n - 1;
+    r->episode[i] = (int32_t)(m->eps.n - 1);
     c->cut = was_open >= 0 ? was_open : c->cut;
     c->open = m->eps.n - 1;
     c->new_data = 0;
@@ -533,7 +536,7 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
     if (e != E->start_ext && e != E->last_sent_first && !nak_seen(m, c, e))
         E->unasked++;
     extend(E, i, end);
-    r->episode[i] = c->open;
+    r->episode[i] = (int32_t)c->open;
     Read *rd = is_read_request(r->opcode[i]) ? read_holding(m, c->reads0, e) : NULL;
     if (rd)
         rd->reissue_ep = c->open;
@@ -578,7 +581,7 @@ static int late_original(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
     int64_t gate = r->gate[c->id];
     int late = (!nak && dt < MIN_ACK_TIMEOUT_NS - r->tol) || (gate > 0 && dt < gate);
     if (late) {
-        r->link[i] = skip;
+        r->link[i] = (int32_t)skip;
         Anomaly a = {A_REORDER, i, skip, c->id};
         m->oom |= !PUSH(m->anomalies, a);
     }
@@ -652,7 +655,7 @@ static void on_request(Machine *m, Conv *c, Py_ssize_t i)
     r->flags[i] |= F_RESENT;
     note(m, c, 'R');
     if (orig) {
-        r->link[i] = orig->ev;
+        r->link[i] = (int32_t)orig->ev;
         orig->count++;
     } else {
         if (e >= c->first_ext)
@@ -689,7 +692,7 @@ static void on_ack(Machine *m, Conv *c, Py_ssize_t i)
         if (!nak) {
             Slot *s = slot_of(m, p);
             if (s && s->count == 1 && r->ts[s->ev] <= r->ts[i])
-                r->link[i] = s->ev; /* Karn: a PSN sent once times the round trip */
+                r->link[i] = (int32_t)s->ev; /* Karn: a PSN sent once times the round trip */
         }
         c->acked = acked;
         c->acked_ev = i;
@@ -715,7 +718,7 @@ static void on_ack(Machine *m, Conv *c, Py_ssize_t i)
     if (r->flags[i] & F_STALE)
         return;
     if (c->oos_ev >= 0 && c->expected == p)
-        r->link[i] = c->oos_ev; /* first out-of-sequence arrival -> this NAK */
+        r->link[i] = (int32_t)c->oos_ev; /* first out-of-sequence arrival -> this NAK */
     Nak entry = {i, p, k, 0, -1};
     if (!PUSH(m->naks, entry)) {
         m->oom = 1;
@@ -732,7 +735,7 @@ static void on_read_response(Machine *m, Conv *c, Py_ssize_t i)
     Read *rd = read_holding(m, c->reads0, p);
     int resent = c->data_hi != NONE && p <= c->data_hi;
     if (rd) {
-        r->link[i] = rd->ev;
+        r->link[i] = (int32_t)rd->ev;
         if (p > rd->resp_hi + 1) {
             r->gap[i] = p - rd->resp_hi - 1;
             r->flags[i] |= F_GAP;
@@ -845,10 +848,10 @@ static PyObject *py_run(PyObject *self, PyObject *args)
 #define IN(obj, name, kind, size) array(&arrs, obj, name, kind, size, 1, -1, r.n, 0)
 #define OUT(obj, name, kind, size) array(&arrs, obj, name, kind, size, 1, -1, r.n, 1)
     int ok = r.conv && (r.ts = IN(o[1], "ts", 'i', 8)) && (r.kind = IN(o[2], "kind", 'i', 1));
-    ok = ok && (r.psn = IN(o[3], "psn", 'i', 8)) && (r.span = IN(o[4], "span", 'i', 8));
+    ok = ok && (r.psn = IN(o[3], "psn", 'i', 4)) && (r.span = IN(o[4], "span", 'i', 8));
     ok = ok && (r.opcode = IN(o[5], "opcode", 'i', 2)) && (r.pos = IN(o[6], "pos", 'i', 1));
     ok = ok && (r.ext = OUT(o[7], "ext", 'i', 8)) && (r.gap = OUT(o[8], "gap", 'i', 8));
-    ok = ok && (r.episode = OUT(o[9], "episode", 'i', 8)) && (r.link = OUT(o[10], "link", 'i', 8));
+    ok = ok && (r.episode = OUT(o[9], "episode", 'i', 4)) && (r.link = OUT(o[10], "link", 'i', 4));
     ok = ok && (r.flags = OUT(o[11], "flags", 'i', 4));
     ok = ok && (r.history = array(&arrs, o[12], "history", 'x', 1, 2, -1, -1, 1));
     if (ok) {
@@ -860,6 +863,10 @@ static PyObject *py_run(PyObject *self, PyObject *args)
     ok = ok && (r.paused = array(&arrs, o[15], "paused", 'i', 8, 1, -1, r.n, 0));
 #undef IN
 #undef OUT
+    if (ok && r.n > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "run: at most 2^31 - 1 events (int32 indices)");
+        ok = 0;
+    }
     if (!ok)
         return done(&arrs, NULL);
     Machine m = {.r = &r};

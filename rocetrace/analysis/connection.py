@@ -34,6 +34,7 @@ from rocetrace.analysis.prepared import (
     Prepared,
     isin_small,
 )
+from rocetrace.capture.zeroed import zeroed
 
 try:
     import rocetrace.analysis._connection as _connection
@@ -88,8 +89,9 @@ class Conversations:
     kind: np.ndarray
     ext: np.ndarray  # unwrapped PSN
     gap: np.ndarray  # PSNs skipped just before the event
-    episode: np.ndarray  # retransmission episode of a resent request, -1 otherwise
+    episode: np.ndarray  # retransmission episode of a resent request, -1 otherwise (int32)
     link: np.ndarray  # resend -> original; ACK -> request it times (Karn); NAK -> first OOS
+    # (int32: the state machine's pass is the analysis' peak, its outputs are kept narrow)
     flags: np.ndarray
     episodes: np.ndarray  # EPISODE_DTYPE records
     anomalies: np.ndarray  # ANOMALY_DTYPE records
@@ -196,7 +198,7 @@ class _Events:
             conv=np.ascontiguousarray(conv, np.int64),
             ts=np.ascontiguousarray(pp.ts[row], np.int64),
             kind=pp.kind[row].astype(np.int8),
-            psn=np.ascontiguousarray(pp.psn[row], np.int64),
+            psn=pp.psn[row].astype(np.int32),  # 24-bit PSNs, -1 none: half the memory
             span=np.ascontiguousarray(span[row], np.int64),
             opcode=np.ascontiguousarray(pp.opcodes_at(row), np.int16),
             pos=pp.position[row].astype(np.int8),
@@ -212,10 +214,10 @@ def _paused_so_far(
     pauses: PauseWindows | None,
 ) -> np.ndarray:
     """Per event: how long its conversation's priority was paused since the conversation's
-    first event (cumulative ns; zeros without PFC pauses)."""
-    paused = np.zeros(len(row), np.int64)
+    first event (cumulative ns; zeros without PFC pauses, in pages never written: the state
+    machine only reads them, so they take no memory)."""
     if not pauses or len(row) == 0:
-        return paused
+        return zeroed((len(row),), np.int64)
     ts = pp.ts[row]
     new = np.ones(len(row), bool)
     new[1:] = ev_conv[1:] != ev_conv[:-1]
@@ -249,7 +251,7 @@ def _run(ev: _Events, tol_ns: int, gate: np.ndarray) -> Conversations:
     """One pass of the state machine over the events."""
     n, n_conv = len(ev.row), len(gate)
     ext, gap = np.empty(n, np.int64), np.empty(n, np.int64)
-    episode, link = np.empty(n, np.int64), np.empty(n, np.int64)
+    episode, link = np.empty(n, np.int32), np.empty(n, np.int32)
     flags = np.empty(n, np.int32)
     history = np.zeros((n_conv, HISTORY_LEN), np.uint8)
     state = np.zeros((n_conv, len(CONV_FIELDS)), np.int64)

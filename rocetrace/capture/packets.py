@@ -30,7 +30,7 @@ class Coded:
     categories: Sequence[str] | np.ndarray  # text, or uint64 values (integer categoricals)
 
 
-Value: TypeAlias = "np.ndarray | pa.Array | Coded"
+Value: TypeAlias = "np.ndarray | pa.Array | pa.ChunkedArray | Coded"
 
 
 @dataclass
@@ -42,6 +42,57 @@ class PacketColumns:
 
     def __len__(self) -> int:
         return self.rows
+
+
+def joined(parts: list[PacketColumns]) -> PacketColumns:
+    """Chunks decoded window by window as one table, without a second copy of it: Arrow
+    columns become chunked arrays of the chunks' own buffers (the analysis reads them
+    chunk by chunk, prepared.py); numpy columns and category codes are concatenated (a few
+    narrow columns); coded columns get their categories joined in first-appearance order,
+    the order one decode of the whole file gives them. `parts` is emptied as it goes, so
+    each chunk's columns are let go of once joined."""
+    if len(parts) == 1:
+        return parts.pop()
+    rows = sum(p.rows for p in parts)
+    out: dict[str, Value] = {}
+    for name in list(parts[0].columns):
+        values = [p.columns.pop(name) for p in parts]
+        first = values[0]
+        if isinstance(first, Coded):
+            out[name] = _joined_coded(values)  # type: ignore[arg-type]
+        elif isinstance(first, np.ndarray):
+            out[name] = np.concatenate(values)  # type: ignore[arg-type]
+        else:
+            out[name] = pa.chunked_array(values, first.type)
+    parts.clear()
+    return PacketColumns(out, rows)
+
+
+def _joined_coded(values: list[Coded]) -> Coded:
+    """Coded chunks as one: fixed category lists (tuples) are the same in every chunk; the
+    others (addresses, integer categoricals) are joined in first-appearance order and each
+    chunk's codes mapped into the joined list (-1, null, stays -1)."""
+    cats = values[0].categories
+    if isinstance(cats, tuple):
+        return Coded(np.concatenate([v.codes for v in values]), cats)
+    # Category lists are short (distinct addresses, atomics' values): loops are fine.
+    keys: list[list[object]] = [np.asarray(v.categories).tolist() for v in values]
+    position: dict[object, int] = {}
+    for k in keys:
+        for c in k:
+            position.setdefault(c, len(position))
+    joined_cats: Sequence[str] | np.ndarray = (
+        np.array(list(position), cats.dtype)
+        if isinstance(cats, np.ndarray)
+        else [str(c) for c in position]
+    )
+    # The narrowest codes (pandas' own choice for this many categories: it keeps them).
+    narrow = next(t for t in (np.int8, np.int16, np.int32) if len(position) < np.iinfo(t).max)
+    codes = []
+    for v, k in zip(values, keys, strict=True):
+        to_joined = np.array([position[c] for c in k] + [-1], narrow)
+        codes.append(to_joined[v.codes])  # code -1 reads the appended -1
+    return Coded(np.concatenate(codes), joined_cats)
 
 
 def _arrow_type(name: str, declared: object) -> pa.DataType:

@@ -51,6 +51,7 @@ class Windows(Protocol):
         """The compressed stream ended early: the data stops before the file's end."""
 
     def next(self, consumed: int) -> tuple[np.ndarray, bool]: ...
+    def decoded(self, upto: int) -> None: ...
     def close(self) -> None: ...
 
 
@@ -218,6 +219,14 @@ class MappedWindows:
         if self.progress is not None:
             self.progress(end, size)
         return self.data[start:end], end >= size
+
+    def decoded(self, upto: int) -> None:
+        """The current window's records before `upto` (an offset in it) are decoded: a
+        whole-file window drops their pages now, as a bounded one does when it moves on
+        (read_capture decodes a whole file a chunk of records at a time, so the file is
+        never resident whole beside the packet table)."""
+        if self.block is None:
+            self._release(self.start + upto)
 
     def _populate(self, start: int, end: int) -> None:
         """Map the window's pages at once (~2x cheaper than faulting them in one by one)."""

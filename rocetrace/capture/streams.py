@@ -90,5 +90,8 @@ class StreamWindows:
             self.progress(self.stream.tell_raw(), self.size)
         return self.window, self.block is None or len(data) < self.block
 
+    def decoded(self, upto: int) -> None:
+        """Nothing to drop: a window read from a stream is freed as a whole."""
+
     def close(self) -> None:
         self.stream.close()

@@ -28,6 +28,7 @@ from rocetrace.capture.layers import (
 from rocetrace.capture.packets import Coded, PacketColumns, arrow_schema, numeric_array
 from rocetrace.capture.records import Records
 from rocetrace.capture.walk import OTHER, new_slots, walk_gather
+from rocetrace.capture.zeroed import zeroed
 from rocetrace.dissectors.icrc import crc32_table
 from rocetrace.dissectors.opcodes import OPCODES, UNKNOWN_OPCODE_NAME
 from rocetrace.schema import ANOMALIES, CATEGORY, ENCAPS, ICRC_STATUSES, PACKET_COLUMNS
@@ -76,7 +77,7 @@ def walk_records(buf: np.ndarray, rec: Records, roce_port: int, vxlan_port: int)
     lut_off, lut_len, crc, _ = _tables()
     nbytes = (n + 7) // 8
     g = Gathered(
-        tuple(np.zeros((k, n), dt) for k, dt in zip(plan.widths, _MATRIX_DTYPES, strict=False)),
+        tuple(zeroed((k, n), dt) for k, dt in zip(plan.widths, _MATRIX_DTYPES, strict=False)),
         np.zeros((plan.widths[4], nbytes), np.uint8),
         np.zeros((len(plan.columns), nbytes), np.uint8),
         np.zeros(len(plan.columns), np.int64),
@@ -145,7 +146,7 @@ def gather_all(w: Walked, n: int) -> tuple[dict[str, object], np.ndarray]:
     gather, and the opcode_name codes (-1 where there is no opcode)."""
     plan, g = _plan(), w.gathered
     outs, flags, vbits, counts = g.outs, g.flags, g.vbits, g.counts
-    zeros = pa.py_buffer(np.zeros(n * 8 + 8, np.uint8))
+    zeros = pa.py_buffer(zeroed((n * 8 + 8,), np.uint8))  # all-null columns: never written
     cols: dict[str, object] = {}
     for col, column in enumerate(plan.columns):
         t, kind, row, k = plan.types[col], plan.kinds[col], plan.rows[col], int(counts[col])
