@@ -82,32 +82,24 @@ def executor(workers: int = 0, scheduler: str | None = None) -> Iterator[Executo
         yield DaskExecutor(client)
 
 
-# glibc's largest automatic mmap threshold: arrays below it come from the heap.
-HEAP_ARRAYS_BELOW = 32 << 20
-# Freed heap kept for the next task rather than given back to the kernel (and faulted in
-# again, page by page): about one partition task's peak.
-HEAP_KEPT = 1 << 30
-
-
 def worker_environ(workers: int) -> dict[str, Any]:
     """The environment Dask sets before it spawns a worker, with each worker's share of
-    this host's cores and a heap that keeps its memory from task to task.
+    this host's cores and without MALLOC_TRIM_THRESHOLD_.
 
     OMP_NUM_THREADS (which the decoder's walk and Arrow follow, capture/native.py) is the
     cores divided among the workers, where Dask sets 1: one worker on two cores keeps its
     walk's second thread, two workers on two cores do not start four threads.
 
-    The heap: Dask sets MALLOC_TRIM_THRESHOLD_ to 64 kB, which (any of glibc's malloc
-    variables set does) also fixes the mmap threshold at 128 kB, so every array the decoder
-    and the analysis allocate is a fresh mmap, faulted in page by page, and unmapped when
-    freed (10M packets on 1 worker: 5.5 s of 18 in the kernel). Each task allocates
-    arrays of about the last one's sizes, so the workers now take arrays up to 32 MB from
-    the heap and keep up to 1 GB of it freed (10M packets, 2 workers: the tasks' kernel
-    time and the faults two workers took at once cost ~0.7 s of 9.4)."""
+    Dask's MALLOC_TRIM_THRESHOLD_, set at all (any of glibc's malloc variables), fixes the
+    mmap threshold at 128 kB, so every array the decoder and the analysis allocate is a
+    fresh mmap, faulted in page by page (10M packets on 1 worker: 5.5 s of 18 in the
+    kernel, 2.3 s without). Without it the workers' heap behaves as this process' does
+    when it streams alone. (Keeping 256 MB or 1 GB of freed heap per worker instead gained
+    at most ~0.3 s of 9 at 10M packets on 2 workers, within the noise, and held each
+    worker at its peak: 50M packets on 2 workers peaked at 2.8 GB with 1 GB kept.)"""
     import dask
 
     environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})
-    environ["MALLOC_MMAP_THRESHOLD_"] = HEAP_ARRAYS_BELOW
-    environ["MALLOC_TRIM_THRESHOLD_"] = HEAP_KEPT
+    environ.pop("MALLOC_TRIM_THRESHOLD_", None)
     environ["OMP_NUM_THREADS"] = max(1, (os.cpu_count() or 1) // max(1, workers))
     return environ
