@@ -421,8 +421,10 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
             E->cut_by_split = 1;
         extend(E, i, end);
         r->episode[i] = c->cut;
+        /* the run it cut may resume in turn: two episodes' resends interleave */
+        Py_ssize_t was_open = c->open;
         c->open = c->cut;
-        c->cut = -1;
+        c->cut = was_open;
         return;
     }
     /* A NAK of exactly the PSN where a cut run would resume: the resend may be either. */
