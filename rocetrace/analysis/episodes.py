@@ -98,6 +98,10 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     taken = (taker >= 0) & doubt[np.maximum(taker, 0)] & (e["alt_of"][np.maximum(taker, 0)] != -1)
     open_split = (e["cut_by_split"] == 1) | (e["near_split"] == 1) | taken
     certainty[open_split] = UNCERTAIN
+    # a restart for a NAK the open run's resend of that PSN may have answered: that reading
+    # leaves the restart no cause (no NAK, no timer, no run to resume), which needs a NAK
+    # the capture did not show
+    certainty[(e["near_taken"] == 1) & (certainty == CERTAIN)] = LIKELY
     below_own = has_nak & (e["start_ext"] < e["nak_ext"]) & (e["own_nak_seen"] == 1)
     certainty[below_own] = UNCERTAIN  # a go-back-0 reading beside a NAK of its own PSN
     slow = (cause >= 0) & (trigger != "rnr") & (wait >= MIN_ACK_TIMEOUT_NS - slack)
