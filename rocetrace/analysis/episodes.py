@@ -19,7 +19,7 @@ import pandas as pd
 from rocetrace.analysis import connection as cn
 from rocetrace.analysis.flows import FlowModel
 from rocetrace.analysis.nic_context import NicContext
-from rocetrace.analysis.prepared import NAK, POS_FIRST, POS_ONLY, Prepared
+from rocetrace.analysis.prepared import NAK, POS_FIRST, POS_ONLY, RNR_NAK, Prepared
 from rocetrace.analysis.tolerances import MIN_ACK_TIMEOUT_NS, Tolerances
 from rocetrace.psn import PSN_MOD
 
@@ -54,6 +54,8 @@ class Context:
     seen: dict[str, object] = field(default_factory=dict)  # this table's own NicContext parts
     # per episode: the run its first resend may continue instead (-1 none; _either_run)
     alt: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # per episode in a run that went on through a PSN soon after its NAK: those NAK events
+    near: dict[int, list[int]] = field(default_factory=dict)
 
 
 def _ts(c: cn.Conversations, ev: np.ndarray) -> np.ndarray:
@@ -96,7 +98,14 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # run, the NAK would have split this one
     taker = e["taken_split"]
     taken = (taker >= 0) & doubt[np.maximum(taker, 0)] & (e["alt_of"][np.maximum(taker, 0)] != -1)
-    open_split = (e["cut_by_split"] == 1) | (e["near_split"] == 1) | taken
+    # a resend kept in the run not much after a NAK of its own PSN, or whose NAK a split in
+    # doubt took: it may be that NAK's answer, and the run from there another episode; the
+    # trigger is a NAK either way (only which NAK frame is open, _nak_frames), unless an
+    # RNR NAK is among them
+    two_ways = (e["near_split"] == 1) | taken
+    x.near = _near_naks(c, e, two_ways)
+    kept = np.isin(np.arange(len(e)), list(x.near)) & (e["nak_kind"] == NAK)
+    open_split = (e["cut_by_split"] == 1) | (two_ways & ~kept)
     certainty[open_split] = UNCERTAIN
     # a restart for a NAK the open run's resend of that PSN may have answered: that reading
     # leaves the restart no cause (no NAK, no timer, no run to resume), which needs a NAK
@@ -110,6 +119,27 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         _slow_answers(x, e, slow, cause, trigger, certainty)
     x.alt = _either_run(e, doubt, trigger, certainty)
     return trigger, certainty
+
+
+def _near_naks(c: cn.Conversations, e: np.ndarray, which: np.ndarray) -> dict[int, list[int]]:
+    """Per episode of `which` (runs that went on through a PSN whose own NAK they may
+    answer instead: seen not much sooner, or taken by a split in doubt), the NAK events of
+    the PSNs it resent after its first, seen before those resends: were such a resend that
+    NAK's answer, the run from there on would be its episode. An RNR NAK among them makes
+    the trigger kind itself open (absent then)."""
+    out: dict[int, list[int]] = {}
+    all_naks = np.flatnonzero(np.isin(c.kind, (NAK, RNR_NAK)))
+    nak_conv = c.conv[all_naks]  # events are grouped by conversation: sorted
+    for k in np.flatnonzero(which):  # such runs are few
+        lo, hi = int(e["first_ev"][k]), int(e["last_ev"][k])
+        start, stop = np.searchsorted(nak_conv, [e["conv"][k], e["conv"][k] + 1])
+        own = all_naks[start:stop]
+        resends = np.flatnonzero(c.episode[lo + 1 : hi + 1] == k) + lo + 1
+        asked = [own[(own < ev) & (c.ext[own] == c.ext[ev])] for ev in resends.tolist()]
+        naks = np.unique(np.concatenate(asked)) if asked else own[:0]
+        if not (c.kind[naks] == RNR_NAK).any():
+            out[int(k)] = naks.tolist()
+    return out
 
 
 RANK = {CERTAIN: 0, LIKELY: 1, UNCERTAIN: 2}
@@ -265,6 +295,11 @@ def _modes(
     known = either & (policy != "")
     mode[known] = policy[known]
     certainty[known] = LIKELY
+    # a run that went on through a PSN soon after its NAK may be two episodes, the second
+    # from that resend on: its shape shows one policy only as likely (the other reading
+    # needs an answer sooner than any the path shows)
+    near = np.isin(np.arange(len(e)), list(x.near))
+    certainty[near & (certainty == CERTAIN)] = LIKELY
     # an episode whose cause is open may be two NICs' episodes run together: its PSNs then
     # show no one policy; and a run cut by such an episode may go on in it
     certainty[trigger_certainty == UNCERTAIN] = UNCERTAIN
@@ -424,6 +459,9 @@ def _nak_frames(x: Context, e: np.ndarray, by_nak: np.ndarray) -> list[list[int]
     own = x.conv.frames_of(np.where(by_nak, e["nak_ev"], -1), x.pp).tolist()
     out = [[f] if f >= 0 else [] for f in own]
     alt = x.alt if len(x.alt) == len(e) else np.full(len(e), -1)
+    for k, naks in x.near.items():  # the NAKs a near resend of the run may answer
+        frames = x.conv.frames_of(np.asarray(naks, np.int64), x.pp).tolist()
+        out[k] += [f for f in frames if f not in out[k]] if by_nak[k] else []
     for k in np.flatnonzero((alt >= 0) & by_nak):  # splits in doubt: few; runs come first
         out[k] = out[k] + [f for f in out[alt[k]] if f not in out[k]]
     return out
