@@ -75,6 +75,7 @@ typedef struct {
     int64_t near_taken;   /* a restart for a NAK of a PSN the open run went on through not
                              much after that NAK (near_split), no run to resume: had that
                              resend answered the NAK, the restart would have no cause */
+    int64_t split_by;     /* cut_by_split: the split that cut the run (-1 none, -2 several) */
 } Episode;
 #define EPISODE_FIELDS (sizeof(Episode) / sizeof(int64_t))
 
@@ -363,7 +364,7 @@ static Episode *new_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_
     E.orig_ev = orig ? orig->ev : -1;
     E.msg_first = orig ? orig->msg_first : NONE;
     E.cut_of = c->open;
-    E.alt_of = E.taken_split = E.alt_lo = -1;
+    E.alt_of = E.taken_split = E.alt_lo = E.split_by = -1;
     if (!PUSH(m->eps, E)) {
         m->oom = 1;
         return NULL;
@@ -420,8 +421,10 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
         E->resumed++;
         /* cut by a run split off for a NAK of its next PSN: whether that run was the NAK's
          * answer or more of this one is open, and so is this resumption */
-        if (c->open >= 0 && m->eps.at[c->open].start_kind == S_ASKED)
+        if (c->open >= 0 && m->eps.at[c->open].start_kind == S_ASKED) {
+            E->split_by = E->cut_by_split && E->split_by != c->open ? -2 : c->open;
             E->cut_by_split = 1;
+        }
         extend(E, i, end);
         r->episode[i] = c->cut;
         /* the run it cut may resume in turn: two episodes' resends interleave */

@@ -56,6 +56,8 @@ class Context:
     alt: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     # per episode in a run that went on through a PSN soon after its NAK: those NAK events
     near: dict[int, list[int]] = field(default_factory=dict)
+    # per episode: a run resumed after a split in doubt whose trigger that leaves open
+    split_open: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
 
 
 def _ts(c: cn.Conversations, ev: np.ndarray) -> np.ndarray:
@@ -105,7 +107,8 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     two_ways = (e["near_split"] == 1) | taken
     x.near = _near_naks(c, e, two_ways)
     kept = np.isin(np.arange(len(e)), list(x.near)) & (e["nak_kind"] == NAK)
-    open_split = (e["cut_by_split"] == 1) | (two_ways & ~kept)
+    x.split_open = _resumed_after_split(x, e) == -1
+    open_split = x.split_open | (two_ways & ~kept)
     certainty[open_split] = UNCERTAIN
     # a restart for a NAK the open run's resend of that PSN may have answered: that reading
     # leaves the restart no cause (no NAK, no timer, no run to resume), which needs a NAK
@@ -139,6 +142,24 @@ def _near_naks(c: cn.Conversations, e: np.ndarray, which: np.ndarray) -> dict[in
         naks = np.unique(np.concatenate(asked)) if asked else own[:0]
         if not (c.kind[naks] == RNR_NAK).any():
             out[int(k)] = naks.tolist()
+    return out
+
+
+def _resumed_after_split(x: Context, e: np.ndarray) -> np.ndarray:
+    """Per episode: -2 when its run was not resumed after a split in doubt (cut_by_split);
+    else the split, when both answer a NAK (a NAK kind each): were that split more of this
+    run, the resumption would be the split's answer instead (the same PSN, or a restart no
+    cause explains), so the trigger is a NAK either way and only which NAK is open
+    (`x.near` gets the split's NAK); -1 when the cause itself is open."""
+    split = e["split_by"]
+    out = np.full(len(e), -2, np.int64)
+    cut = np.flatnonzero(e["cut_by_split"] == 1)
+    out[cut] = -1
+    s = np.maximum(split[cut], 0)
+    both = (split[cut] >= 0) & (e["nak_kind"][cut] == NAK) & (e["nak_kind"][s] == NAK)
+    for k, other in zip(cut[both].tolist(), s[both].tolist(), strict=True):
+        out[k] = other
+        x.near[k] = sorted({*x.near.get(k, []), int(e["nak_ev"][other])})
     return out
 
 
@@ -276,7 +297,7 @@ def _modes(
     cut_short = (e["n_resent"] == 1) & (e["end_ext"] < e["last_sent_first"])
     below_ack = _below_ack(e, trigger)
     certainty[below_ack] = UNCERTAIN
-    certainty[e["cut_by_split"] == 1] = UNCERTAIN  # its runs may be two episodes' (above)
+    certainty[x.split_open] = UNCERTAIN  # its runs may be two episodes' (above)
     either = (same_packets | cut_short | below_ack | (tail_skip & overtaken)) & ~gb0
     either &= certainty != CERTAIN
     policy = _host_policy(x, e, trigger, mode, certainty)
