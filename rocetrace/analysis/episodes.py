@@ -475,14 +475,15 @@ def _evidence(x: Context, e: np.ndarray, trigger: np.ndarray) -> list[list[int]]
 
 
 def _nak_frames(x: Context, e: np.ndarray, by_nak: np.ndarray) -> list[list[int]]:
-    """Per episode answering a NAK, every NAK frame it may answer: its own, then those of
-    the runs its first resend may continue instead (_either_run), nearest first."""
+    """Per episode answering a NAK, every NAK frame it may answer: its own, those a resend
+    of its run may answer instead (`x.near`), then those of the runs its first resend may
+    continue instead (_either_run), nearest first."""
     own = x.conv.frames_of(np.where(by_nak, e["nak_ev"], -1), x.pp).tolist()
     out = [[f] if f >= 0 else [] for f in own]
     alt = x.alt if len(x.alt) == len(e) else np.full(len(e), -1)
-    for k, naks in x.near.items():  # the NAKs a near resend of the run may answer
+    for run, naks in x.near.items():  # the NAKs a resend of the run may answer instead
         frames = x.conv.frames_of(np.asarray(naks, np.int64), x.pp).tolist()
-        out[k] += [f for f in frames if f not in out[k]] if by_nak[k] else []
+        out[run] += [f for f in frames if f not in out[run]] if by_nak[run] else []
     for k in np.flatnonzero((alt >= 0) & by_nak):  # splits in doubt: few; runs come first
         out[k] = out[k] + [f for f in out[alt[k]] if f not in out[k]]
     return out
