@@ -72,6 +72,10 @@ typedef struct {
     int64_t taken_split;  /* a resend kept in the run whose PSN's NAK a split with a run it
                              may continue took (that split, -1 none): were the split more of
                              its run, the NAK would have split this one */
+    int64_t near_taken;   /* a restart for a NAK of a PSN the open run went on through not
+                             much after that NAK (near_split), no run to resume: had that
+                             resend answered the NAK, the restart would have no cause */
+    int64_t split_by;     /* cut_by_split: the split that cut the run (-1 none, -2 several) */
 } Episode;
 #define EPISODE_FIELDS (sizeof(Episode) / sizeof(int64_t))
 
@@ -363,7 +367,7 @@ static Episode *new_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_
     E.orig_ev = orig ? orig->ev : -1;
     E.msg_first = orig ? orig->msg_first : NONE;
     E.cut_of = c->open;
-    E.alt_of = E.taken_split = E.alt_lo = -1;
+    E.alt_of = E.taken_split = E.alt_lo = E.split_by = -1;
     if (!PUSH(m->eps, E)) {
         m->oom = 1;
         return NULL;
@@ -420,12 +424,16 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
         E->resumed++;
         /* cut by a run split off for a NAK of its next PSN: whether that run was the NAK's
          * answer or more of this one is open, and so is this resumption */
-        if (c->open >= 0 && m->eps.at[c->open].start_kind == S_ASKED)
+        if (c->open >= 0 && m->eps.at[c->open].start_kind == S_ASKED) {
+            E->split_by = E->cut_by_split && E->split_by != c->open ? -2 : c->open;
             E->cut_by_split = 1;
+        }
         extend(E, i, end);
         r->episode[i] = (int32_t)c->cut;
+        /* the run it cut may resume in turn: two episodes' resends interleave */
+        Py_ssize_t was_open = c->open;
         c->open = c->cut;
-        c->cut = -1;
+        c->cut = was_open;
         return;
     }
     /* A NAK of exactly the PSN where a cut run would resume: the resend may be either. */
@@ -491,9 +499,7 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
     int64_t oldest = -1;
     int64_t resume = e < E->cursor && asked && early ? run_to_resume(m, c, e, c->open, &oldest)
                                                      : -1;
-    /* the open run went on through a PSN whose NAK is this restart's: had that resend
-     * answered the NAK, this restart would have none */
-    int near_cut = E->near_split;
+    int64_t open_near = E->near_split; /* E may move when the episodes grow */
     if (e < E->cursor || asked || reissue || timer) {
         start_episode(m, c, i, e, end, orig,
                       e < E->cursor ? S_RESTART
@@ -503,11 +509,16 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
         if (asked && early && r->episode[i] == m->eps.n - 1) {
             Episode *N = &m->eps.at[m->eps.n - 1];
             /* a restart (below the open run) continues no run but one cut before it that
-             * stopped at or below its PSN: with none, the NAK is its trigger */
+             * stopped at or below its PSN: with none, the NAK is its trigger. So too when the
+             * open run went on through this PSN not much after its NAK (near_split): had
+             * that resend answered the NAK, this restart would have no cause of its own, and
+             * a NIC goes back only for a NAK, a timer or a run it resumes */
             int restart = N->start_kind == S_RESTART;
-            int64_t other = !restart ? N->cut_of : near_cut ? -2 : resume;
-            if (restart && other == -1 && !N->nak_early)
+            int64_t other = !restart ? N->cut_of : resume;
+            if (restart && other == -1 && !N->nak_early) {
+                N->near_taken = open_near;
                 return;
+            }
             N->alt_lo = restart && other >= 0 ? oldest : -1;
             /* resumable too: the resend may continue either of two runs */
             if (N->nak_early && N->alt_of != other)

@@ -63,7 +63,8 @@ EPISODE_FIELDS = (
     "tail_skips", "start_pos", "start_opcode", "read_ev", "resp_hi", "resp_hi_ev", "orig_ev",
     "n_resp", "resumed", "cursor", "cut_of", "new_naks", "start_kind", "msg_first",
     "nak_early", "cut_by_split", "own_nak_seen", "read_resp_hi", "unasked", "near_split",
-    "alt_of", "read_naked", "alt_lo", "taken_split",
+    "alt_of", "read_naked", "alt_lo", "taken_split", "near_taken",
+    "split_by",
 )  # fmt: skip
 # How an episode began (start_kind): the first resend after new data or of the capture,
 # a restart (the PSN went back), a resend of exactly a PSN a newer NAK asked for, the next

@@ -19,7 +19,7 @@ import pandas as pd
 from rocetrace.analysis import connection as cn
 from rocetrace.analysis.flows import FlowModel
 from rocetrace.analysis.nic_context import NicContext
-from rocetrace.analysis.prepared import NAK, POS_FIRST, POS_ONLY, Prepared
+from rocetrace.analysis.prepared import NAK, POS_FIRST, POS_ONLY, RNR_NAK, Prepared
 from rocetrace.analysis.tolerances import MIN_ACK_TIMEOUT_NS, Tolerances
 from rocetrace.psn import PSN_MOD
 
@@ -54,6 +54,10 @@ class Context:
     seen: dict[str, object] = field(default_factory=dict)  # this table's own NicContext parts
     # per episode: the run its first resend may continue instead (-1 none; _either_run)
     alt: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # per episode in a run that went on through a PSN soon after its NAK: those NAK events
+    near: dict[int, list[int]] = field(default_factory=dict)
+    # per episode: a run resumed after a split in doubt whose trigger that leaves open
+    split_open: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
 
 
 def _ts(c: cn.Conversations, ev: np.ndarray) -> np.ndarray:
@@ -96,8 +100,20 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # run, the NAK would have split this one
     taker = e["taken_split"]
     taken = (taker >= 0) & doubt[np.maximum(taker, 0)] & (e["alt_of"][np.maximum(taker, 0)] != -1)
-    open_split = (e["cut_by_split"] == 1) | (e["near_split"] == 1) | taken
+    # a resend kept in the run not much after a NAK of its own PSN, or whose NAK a split in
+    # doubt took: it may be that NAK's answer, and the run from there another episode; the
+    # trigger is a NAK either way (only which NAK frame is open, _nak_frames), unless an
+    # RNR NAK is among them
+    two_ways = (e["near_split"] == 1) | taken
+    x.near = _near_naks(c, e, two_ways)
+    kept = np.isin(np.arange(len(e)), list(x.near)) & (e["nak_kind"] == NAK)
+    x.split_open = _resumed_after_split(x, e) == -1
+    open_split = x.split_open | (two_ways & ~kept)
     certainty[open_split] = UNCERTAIN
+    # a restart for a NAK the open run's resend of that PSN may have answered: that reading
+    # leaves the restart no cause (no NAK, no timer, no run to resume), which needs a NAK
+    # the capture did not show
+    certainty[(e["near_taken"] == 1) & (certainty == CERTAIN)] = LIKELY
     below_own = has_nak & (e["start_ext"] < e["nak_ext"]) & (e["own_nak_seen"] == 1)
     certainty[below_own] = UNCERTAIN  # a go-back-0 reading beside a NAK of its own PSN
     slow = (cause >= 0) & (trigger != "rnr") & (wait >= MIN_ACK_TIMEOUT_NS - slack)
@@ -106,6 +122,45 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         _slow_answers(x, e, slow, cause, trigger, certainty)
     x.alt = _either_run(e, doubt, trigger, certainty)
     return trigger, certainty
+
+
+def _near_naks(c: cn.Conversations, e: np.ndarray, which: np.ndarray) -> dict[int, list[int]]:
+    """Per episode of `which` (runs that went on through a PSN whose own NAK they may
+    answer instead: seen not much sooner, or taken by a split in doubt), the NAK events of
+    the PSNs it resent after its first, seen before those resends: were such a resend that
+    NAK's answer, the run from there on would be its episode. An RNR NAK among them makes
+    the trigger kind itself open (absent then)."""
+    out: dict[int, list[int]] = {}
+    all_naks = np.flatnonzero(np.isin(c.kind, (NAK, RNR_NAK)))
+    nak_conv = c.conv[all_naks]  # events are grouped by conversation: sorted
+    for k in np.flatnonzero(which):  # such runs are few
+        lo, hi = int(e["first_ev"][k]), int(e["last_ev"][k])
+        start, stop = np.searchsorted(nak_conv, [e["conv"][k], e["conv"][k] + 1])
+        own = all_naks[start:stop]
+        resends = np.flatnonzero(c.episode[lo + 1 : hi + 1] == k) + lo + 1
+        asked = [own[(own < ev) & (c.ext[own] == c.ext[ev])] for ev in resends.tolist()]
+        naks = np.unique(np.concatenate(asked)) if asked else own[:0]
+        if not (c.kind[naks] == RNR_NAK).any():
+            out[int(k)] = naks.tolist()
+    return out
+
+
+def _resumed_after_split(x: Context, e: np.ndarray) -> np.ndarray:
+    """Per episode: -2 when its run was not resumed after a split in doubt (cut_by_split);
+    else the split, when both answer a NAK (a NAK kind each): were that split more of this
+    run, the resumption would be the split's answer instead (the same PSN, or a restart no
+    cause explains), so the trigger is a NAK either way and only which NAK is open
+    (`x.near` gets the split's NAK); -1 when the cause itself is open."""
+    split = e["split_by"]
+    out = np.full(len(e), -2, np.int64)
+    cut = np.flatnonzero(e["cut_by_split"] == 1)
+    out[cut] = -1
+    s = np.maximum(split[cut], 0)
+    both = (split[cut] >= 0) & (e["nak_kind"][cut] == NAK) & (e["nak_kind"][s] == NAK)
+    for k, other in zip(cut[both].tolist(), s[both].tolist(), strict=True):
+        out[k] = other
+        x.near[k] = sorted({*x.near.get(k, []), int(e["nak_ev"][other])})
+    return out
 
 
 RANK = {CERTAIN: 0, LIKELY: 1, UNCERTAIN: 2}
@@ -242,7 +297,7 @@ def _modes(
     cut_short = (e["n_resent"] == 1) & (e["end_ext"] < e["last_sent_first"])
     below_ack = _below_ack(e, trigger)
     certainty[below_ack] = UNCERTAIN
-    certainty[e["cut_by_split"] == 1] = UNCERTAIN  # its runs may be two episodes' (above)
+    certainty[x.split_open] = UNCERTAIN  # its runs may be two episodes' (above)
     either = (same_packets | cut_short | below_ack | (tail_skip & overtaken)) & ~gb0
     either &= certainty != CERTAIN
     policy = _host_policy(x, e, trigger, mode, certainty)
@@ -261,6 +316,11 @@ def _modes(
     known = either & (policy != "")
     mode[known] = policy[known]
     certainty[known] = LIKELY
+    # a run that went on through a PSN soon after its NAK may be two episodes, the second
+    # from that resend on: its shape shows one policy only as likely (the other reading
+    # needs an answer sooner than any the path shows)
+    near = np.isin(np.arange(len(e)), list(x.near))
+    certainty[near & (certainty == CERTAIN)] = LIKELY
     # an episode whose cause is open may be two NICs' episodes run together: its PSNs then
     # show no one policy; and a run cut by such an episode may go on in it
     certainty[trigger_certainty == UNCERTAIN] = UNCERTAIN
@@ -415,11 +475,15 @@ def _evidence(x: Context, e: np.ndarray, trigger: np.ndarray) -> list[list[int]]
 
 
 def _nak_frames(x: Context, e: np.ndarray, by_nak: np.ndarray) -> list[list[int]]:
-    """Per episode answering a NAK, every NAK frame it may answer: its own, then those of
-    the runs its first resend may continue instead (_either_run), nearest first."""
+    """Per episode answering a NAK, every NAK frame it may answer: its own, those a resend
+    of its run may answer instead (`x.near`), then those of the runs its first resend may
+    continue instead (_either_run), nearest first."""
     own = x.conv.frames_of(np.where(by_nak, e["nak_ev"], -1), x.pp).tolist()
     out = [[f] if f >= 0 else [] for f in own]
     alt = x.alt if len(x.alt) == len(e) else np.full(len(e), -1)
+    for run, naks in x.near.items():  # the NAKs a resend of the run may answer instead
+        frames = x.conv.frames_of(np.asarray(naks, np.int64), x.pp).tolist()
+        out[run] += [f for f in frames if f not in out[run]] if by_nak[run] else []
     for k in np.flatnonzero((alt >= 0) & by_nak):  # splits in doubt: few; runs come first
         out[k] = out[k] + [f for f in out[alt[k]] if f not in out[k]]
     return out
