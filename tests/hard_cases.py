@@ -3,7 +3,8 @@
 Each is (scenario overrides, seed) for `rocetrace.generate.generate("clean", ...)`. They
 cover selective repeat cut by go-back-N and back, NAKs taken while the sender was busy,
 READ re-issues inside earlier ones, go-back-0 whose first resend was lost, ACKs lost
-after the capture point, PSN wrap, several QPs on one path, at every vantage point.
+after the capture point, a NAK lost after it whose timer's resend looks like its
+answer, PSN wrap, several QPs on one path, at every vantage point.
 """
 
 from __future__ import annotations
@@ -544,5 +545,22 @@ HARD_CASES: list[tuple[dict[str, Any], int]] = [
             "max_packets": 3000,
         },
         510,
+    ),
+    # A NAK's resend that was the ACK timer's: the NAK was lost after this receiver-side
+    # capture point, and the resend came within one round trip of the shortest timeout
+    # the capture shows (queueing shifts both measurements), so the capture cannot tell.
+    (
+        {
+            "ops": ("write", "read", "send"),
+            "recovery": "selective-repeat",
+            "vantage": "receiver",
+            "qps": 3,
+            "messages": 6,
+            "message_size": 8192,
+            "start_psn": None,
+            "losses": (Loss(rate=0.02585),),
+            "max_packets": 3000,
+        },
+        445,
     ),
 ]

@@ -21,8 +21,6 @@ import pandas as pd
 from rocetrace.analysis import connection as cn
 from rocetrace.analysis.flows import FlowModel
 from rocetrace.analysis.prepared import (
-    ACK,
-    ATOMIC_ACK,
     POS_FIRST,
     POS_MIDDLE,
     READ_RESPONSE,
@@ -115,13 +113,13 @@ def _stalls(c: cn.Conversations, pp: Prepared, end_ns: int | None) -> list[dict]
     end = int(pp.ts.max(initial=0)) if end_ns is None else end_ns
     state = c.state
     outstanding = np.flatnonzero(state[:, cn.CONV_FIELDS.index("outstanding")] > 0)
-    slowest = _slowest_answer(c)
+    slowest = cn.slowest_answers(c)
     for conv in outstanding:
         progress = int(state[conv, cn.CONV_FIELDS.index("progress_ev")])
         last = int(state[conv, cn.CONV_FIELDS.index("last_ev")])
         since = c.ts[progress] if progress >= 0 else c.ts[np.searchsorted(c.conv, conv)]
         quiet = end - int(since)
-        if quiet < max(MIN_ACK_TIMEOUT_NS, 2 * slowest.get(int(conv), 0)):
+        if quiet < max(MIN_ACK_TIMEOUT_NS, 2 * int(slowest[conv])):
             continue
         frames = [_frame(c, pp, progress), _frame(c, pp, last)]
         message = (
@@ -130,16 +128,6 @@ def _stalls(c: cn.Conversations, pp: Prepared, end_ns: int | None) -> list[dict]
         )
         out.append(_row("stall", int(conv), int(since), frames, message))
     return out
-
-
-def _slowest_answer(c: cn.Conversations) -> dict[int, int]:
-    """Per conversation, its slowest request -> ACK time among packets sent once."""
-    acks = np.flatnonzero(isin_small(c.kind, (ACK, ATOMIC_ACK)) & (c.link >= 0))
-    if len(acks) == 0:
-        return {}
-    rtt = c.ts[acks] - c.ts[c.link[acks]]
-    slowest = pd.Series(rtt).groupby(c.conv[acks]).max()
-    return {int(k): int(v) for k, v in zip(slowest.index, slowest.to_numpy(), strict=True)}
 
 
 def _qp_reuse(pp: Prepared, model: FlowModel, conns: pd.DataFrame | None) -> list[dict]:

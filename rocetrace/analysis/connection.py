@@ -276,3 +276,13 @@ def _run(ev: _Events, tol_ns: int, gate: np.ndarray) -> Conversations:
         history=[bytes(h).rstrip(b"\0").decode("ascii") for h in history],
         state=state,
     )
+
+
+def slowest_answers(c: Conversations) -> np.ndarray:
+    """Per conversation, its slowest request -> ACK time among packets sent once (Karn;
+    0 where none): how far this capture point's view of the sender's clock can lag on
+    that path."""
+    out = np.zeros(len(c.state), np.int64)
+    acks = np.flatnonzero(isin_small(c.kind, (ACK, ATOMIC_ACK)) & (c.link >= 0))
+    np.maximum.at(out, c.conv[acks], c.ts[acks] - c.ts[c.link[acks]])
+    return out

@@ -217,13 +217,17 @@ def _slow_answers(
     sender was busy or paused), or the cause never reached the sender (lost after the
     capture point) and its ACK timer fired. The timer fires no sooner than its timeout
     after the last progress the sender had seen before that cause; the capture's own
-    timeouts say how long the timeout is at least. A resend sooner than that after the
-    last progress is the cause's answer; else the capture cannot tell."""
+    timeouts say how long the timeout is at most (each was seen one path's delay after the
+    sender's timer fired), so it is at least that less the path's slowest answer: the
+    progress and the resend reach a capture point away from the sender each a path's
+    delay late. A resend sooner than that after the last progress is the cause's answer;
+    else the capture cannot tell."""
     c = x.conv
     t0 = c.ts[e["first_ev"]]
     since = t0 - c.ts[_progress_before(c, e["conv"], cause)]
     timer = (x.nic or NicContext(timer_ns=x.seen.get("timer_ns"))).shortest_timer()  # type: ignore[arg-type]
-    maybe_timer = slow & (since >= timer - x.tol.slack_ns)
+    lag = cn.slowest_answers(c)[e["conv"]]
+    maybe_timer = slow & (since >= timer - x.tol.slack_ns - lag)
     certainty[maybe_timer] = UNCERTAIN
 
 
