@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from rocetrace.analysis.pipeline import PartitionResult, analyze_partition
 from rocetrace.analysis.shared import Shared
@@ -42,12 +43,20 @@ class PartitionJob:
 
 
 def load_partition(
-    workdir: Path, partition: int, manifest: Manifest, columns: list[str] | None = None
+    workdir: Path,
+    partition: int,
+    manifest: Manifest,
+    columns: list[str] | None = None,
+    pairs: tuple[int, ...] | None = None,
 ) -> tuple[pd.DataFrame, tuple[np.ndarray, np.ndarray]]:
     """The partition's packet table in capture order (capture frames) and each row's
-    capture-order keys (combine.py)."""
+    capture-order keys (combine.py); only the rows of the IP pair hashes `pairs` when
+    given, kept as Arrow reads them, before any row is converted or ordered."""
     wanted = None if columns is None else [*columns, *(["order_ts"] if manifest.ordered else [])]
     table, segment = read_shards(workdir, partition, wanted)
+    if pairs is not None:
+        keep = np.isin(arrow_pairs(table), np.array(pairs, np.int64))
+        table, segment = table.filter(pa.array(keep)), segment[keep]
     packets = arrow_to_pandas(table)
     del table
     local = packets["frame"].to_numpy(np.int64)
@@ -67,19 +76,20 @@ def load_partition(
 def analyze_shard(job: PartitionJob) -> PartitionResult:
     """Analyse one partition of the shard folder; runs in a Dask worker (or the caller)."""
     packets, order = load_partition(
-        Path(job.workdir), job.partition, job.manifest, ANALYSIS_COLUMNS
+        Path(job.workdir), job.partition, job.manifest, ANALYSIS_COLUMNS, job.pairs
     )
-    if job.pairs is not None:
-        rows = np.flatnonzero(np.isin(table_pairs(packets), np.array(job.pairs, np.int64)))
-        packets = packets.take(rows).reset_index(drop=True)
-        order = (order[0][rows], order[1][rows])
     return analyze_partition(packets, job.shared, order)
 
 
-def table_pairs(packets: pd.DataFrame) -> np.ndarray:
-    """Per row of a packet table, the hash of its IP pair (scale.keys)."""
-    src, dst = packets["src_ip"].array, packets["dst_ip"].array
-    return pairs_of(
-        (np.asarray(src.codes), list(src.categories)),
-        (np.asarray(dst.codes), list(dst.categories)),
-    )
+def arrow_pairs(table: pa.Table) -> np.ndarray:
+    """Per row of an Arrow packet table, the hash of its IP pair (scale.keys), batch by
+    batch: each shard's (and row group's) address columns have their own dictionary."""
+    batches = table.select(["src_ip", "dst_ip"]).to_batches()
+    parts = [pairs_of(_coded(b.column(0)), _coded(b.column(1))) for b in batches]
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+
+def _coded(column: pa.DictionaryArray) -> tuple[np.ndarray, list[str]]:
+    """A dictionary column as codes (-1 null) and category texts."""
+    codes = column.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+    return codes.astype(np.int64, copy=False), column.dictionary.to_pylist()
