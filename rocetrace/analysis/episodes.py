@@ -260,6 +260,17 @@ def _op_class(opcode: np.ndarray) -> np.ndarray:
     return np.where(np.isin(opcode & 0x1F, SEND_OPS), "send", "rdma").astype(object)
 
 
+def _sends_only(x: Context, e: np.ndarray) -> np.ndarray:
+    """Per episode: were all its resends SENDs (a WRITE's among them may answer a NAK of
+    its own by selective repeat: another episode)?"""
+    c = x.conv
+    ev = np.flatnonzero(c.episode >= 0)
+    rdma = _op_class(x.pp.opcodes_at(c.row[ev]).astype(np.int64)) == "rdma"
+    out = np.ones(len(e), bool)
+    out[c.episode[ev][rdma]] = False
+    return out
+
+
 def _modes(
     x: Context, e: np.ndarray, trigger: np.ndarray, trigger_certainty: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -302,13 +313,20 @@ def _modes(
     below_ack = _below_ack(e, trigger)
     certainty[below_ack] = UNCERTAIN
     certainty[x.split_open] = UNCERTAIN  # its runs may be two episodes' (above)
-    either = (same_packets | cut_short | below_ack | (tail_skip & overtaken)) & ~gb0
+    send_class = _op_class(e["start_opcode"]) == "send"
+    # a SEND run cut short after several resends, each of a PSN a NAK asked for: what both
+    # policies resend (selective repeat each NAKed PSN, go-back-N the run), and a SEND's
+    # policy is go-back-N (below)
+    sends_only = _sends_only(x, e)
+    cut_run = sends_only & (middle == 0) & (e["skips"] == 0)
+    cut_run &= e["end_ext"] < e["last_sent_first"]
+    either = (same_packets | cut_short | cut_run | below_ack | (tail_skip & overtaken)) & ~gb0
     either &= certainty != CERTAIN
     policy = _host_policy(x, e, trigger, mode, certainty)
     # selective repeat covers RDMA READ and WRITE only: a SEND both policies would resend
     # alike went back N (unless a go-back-0 could have: a NIC that shows one, a restart
     # inside a message whose first resends may be lost, or below a seen ACK)
-    send = (_op_class(e["start_opcode"]) == "send") & (policy == "") & (hidden == 0)
+    send = send_class & (policy == "") & (hidden == 0)
     send &= ~below_ack & ~np.isin(host, list(nic.gb0_hosts))
     policy[send] = "go-back-n"
     # below an ACK the sender may not have had: a go-back-0 NIC would restart there both
@@ -331,7 +349,7 @@ def _modes(
     cut = e["cut_of"][(trigger_certainty == UNCERTAIN) & (e["cut_of"] >= 0)]
     certainty[cut] = UNCERTAIN
     if len(x.alt) == len(e):
-        _same_mode_either_run(x.alt, mode, certainty)
+        _same_mode_either_run(x.alt, mode, certainty, sends_only)
     return mode, certainty
 
 
@@ -348,10 +366,14 @@ def _chain_misses(alt: np.ndarray, oldest: np.ndarray) -> np.ndarray:
     return out
 
 
-def _same_mode_either_run(alt: np.ndarray, mode: np.ndarray, certainty: np.ndarray) -> None:
+def _same_mode_either_run(
+    alt: np.ndarray, mode: np.ndarray, certainty: np.ndarray, send: np.ndarray
+) -> None:
     """A split the capture cannot tell from more of the run it cut (_either_run) keeps its
     mode only when the run's mode is the same and neither is open: then both readings
-    resend by one policy. Else both are open (as a run cut by an episode of open cause).
+    resend by one policy. Else both are open (as a run cut by an episode of open cause),
+    except a SEND run's go-back-N: selective repeat covers RDMA READ and WRITE only, so a
+    SEND's run goes back N whether or not the split's resends are more of it.
     """
     has = alt >= 0
     if not has.any():
@@ -360,7 +382,9 @@ def _same_mode_either_run(alt: np.ndarray, mode: np.ndarray, certainty: np.ndarr
     open_ = certainty == UNCERTAIN
     differs = has & ((mode != mode[other]) | open_ | open_[other])
     certainty[differs] = UNCERTAIN
-    certainty[alt[differs]] = UNCERTAIN
+    runs = alt[differs]
+    keeps = send[runs] & (mode[runs] == "go-back-n") & ~open_[runs]
+    certainty[runs[~keeps]] = UNCERTAIN
 
 
 def _longest_loss(c: cn.Conversations) -> np.ndarray:
