@@ -53,14 +53,12 @@ class Analysis:
         """Frames analysed: where `packets` is only a sample, the capture's count, or for a
         selection of flows its flows' frames (a time window of a sample counts the sampled
         frames in it: `frames_are_sampled()` says so)."""
-        if not self.packets_sampled:
+        if not self.packets_sampled or self.frames_are_sampled():
             return len(self.packets)
-        selection = self.options.get("selection")
-        if selection is None and getattr(self.capture, "packets", None) is not None:
-            return int(self.capture.packets)
-        if selection is not None and selection.get("t0") is None and selection.get("t1") is None:
+        if "selection" in self.options:
             return int(self.flows["packets"].sum())
-        return len(self.packets)
+        packets = getattr(self.capture, "packets", None)
+        return len(self.packets) if packets is None else int(packets)
 
     def frames_are_sampled(self) -> bool:
         """Whether frame_count() counts sampled frames only (a time window of a sample)."""

@@ -23,7 +23,13 @@ import numpy as np
 import pyarrow as pa
 
 from rocetrace.capture.gunzip import MAX_GZIP_RATIO
-from rocetrace.capture.packets import Coded, PacketColumns, arrow_schema, to_arrow
+from rocetrace.capture.packets import (
+    Coded,
+    PacketColumns,
+    arrow_schema,
+    dictionary_columns,
+    to_arrow,
+)
 from rocetrace.capture.reader import CaptureInfo, iter_packet_columns
 from rocetrace.capture.source import Progress
 from rocetrace.capture.table import OPCODE_NAMES
@@ -66,9 +72,8 @@ class ParquetSink:
         if self.writer is None:
             import pyarrow.parquet as pq
 
-            # Dictionary pages only for the categorical columns: integers (PSNs, times)
-            # rarely repeat, and snappy keeps writing as fast as decoding.
-            dicts = [f.name for f in table.schema if pa.types.is_dictionary(f.type)]
+            # snappy keeps writing as fast as decoding
+            dicts = dictionary_columns(table.schema)
             # The pandas metadata makes plain pandas.read_parquet give the declared dtypes.
             meta = pandas_metadata(PACKET_COLUMNS, arrow_schema())
             schema = arrow_schema().with_metadata({"pandas": meta})
