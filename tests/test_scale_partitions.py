@@ -4,15 +4,19 @@ shards and Dask in test_scale_streaming.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from rocetrace.analysis.pipeline import analyze_packets
+from rocetrace.analysis.nic_context import NO_MARGIN
+from rocetrace.analysis.pipeline import analyze_packets, analyze_partition, shared_facts
+from rocetrace.analysis.tolerances import MIN_ACK_TIMEOUT_NS
 from rocetrace.analysis.registry import REGISTRY, check_registry, partition_tables
 from rocetrace.capture import read_capture
+from rocetrace.generate import generate
 from rocetrace.scale.memory import analyze_in_partitions
 from tests.conftest import SAMPLES, real_capture_paths
 
@@ -44,3 +48,36 @@ def test_registry_is_consistent() -> None:
     names = [s.name for s in REGISTRY]
     assert len(names) == len(set(names))
     assert {"flows", "retransmissions", "naks", "cnps", "anomalies"} <= set(partition_tables())
+
+
+def test_timer_margin_is_where_the_timeout_matters(tmp_path: Path) -> None:
+    """The reduce step weighs a partition again only when the capture's ACK timeout lies
+    outside the partition's timer margin (assumptions.stale): under every timeout inside
+    it the episodes weigh exactly as under the partition's own, and just outside it at
+    least one weighs otherwise. The capture is the hard case of a slow answer a timer may
+    have made (tests/hard_cases.py, the last one), whose rule reads the timeout."""
+    from hard_cases import HARD_CASES
+
+    mix, seed = HARD_CASES[-1]
+    path = tmp_path / "slow.pcap"
+    generate("clean", path, seed=seed, **mix)
+    cap = read_capture(path)
+    shared = shared_facts(cap.packets, cap.info, cap.mads, {"link_speed_bps": 100e9})
+    own = analyze_partition(cap.packets, shared)
+    nic = own.assumed.nic
+    lo, hi = nic.timer_margin
+    assert hi < NO_MARGIN[1], "a slow answer read the timeout"
+
+    def weighed(timeout: int) -> pd.DataFrame:
+        given = shared.given(own.assumed.mtu, dataclasses.replace(nic, timer_ns=timeout))
+        return analyze_partition(cap.packets, given).tables["retransmissions"]
+
+    same = own.tables["retransmissions"]
+    inside = [t for t in (lo + 1, (lo + hi) // 2, hi) if t >= MIN_ACK_TIMEOUT_NS]
+    assert inside
+    for timeout in inside:
+        pd.testing.assert_frame_equal(weighed(timeout), same)
+    outside = [t for t in (lo, hi + 1) if t > MIN_ACK_TIMEOUT_NS]
+    assert outside
+    for timeout in outside:
+        assert not weighed(timeout).equals(same), timeout

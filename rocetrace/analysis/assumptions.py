@@ -34,4 +34,4 @@ def stale(part: Assumed, mtu: int, nic: NicContext) -> bool:
         return False
     if part.unsized_reads and part.mtu != mtu:
         return True
-    return bool(part.hosts) and part.nic.about(part.hosts) != nic.about(part.hosts)
+    return bool(part.hosts) and not part.nic.weighs_alike(nic, part.hosts)

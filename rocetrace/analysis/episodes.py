@@ -18,7 +18,7 @@ import pandas as pd
 
 from rocetrace.analysis import connection as cn
 from rocetrace.analysis.flows import FlowModel
-from rocetrace.analysis.nic_context import NicContext
+from rocetrace.analysis.nic_context import NO_MARGIN, NicContext
 from rocetrace.analysis.prepared import NAK, POS_FIRST, POS_ONLY, RNR_NAK, Prepared
 from rocetrace.analysis.tolerances import MIN_ACK_TIMEOUT_NS, Tolerances
 from rocetrace.psn import PSN_MOD
@@ -227,8 +227,22 @@ def _slow_answers(
     since = t0 - c.ts[_progress_before(c, e["conv"], cause)]
     timer = (x.nic or NicContext(timer_ns=x.seen.get("timer_ns"))).shortest_timer()  # type: ignore[arg-type]
     lag = cn.slowest_answers(c)[e["conv"]]
-    maybe_timer = slow & (since >= timer - x.tol.slack_ns - lag)
+    reach = since + x.tol.slack_ns + lag  # a timer no longer than this may have fired
+    maybe_timer = slow & (reach >= timer)
     certainty[maybe_timer] = UNCERTAIN
+    x.seen["timer_margin"] = timer_margin(reach[slow], timer)
+
+
+def timer_margin(reach: np.ndarray, timer: int) -> tuple[int, int]:
+    """The timeouts T (lo < T <= hi) under which the slow answers weigh as they did with
+    `timer`: each is in doubt exactly when its reach is at least T, so only a T across one
+    of those reaches changes one. A partition whose timer differs from the capture's by a
+    few nanoseconds (each measures the same NIC timer on its own connections) is not
+    weighed again for it (assumptions.stale)."""
+    below, above = reach[reach < timer], reach[reach >= timer]
+    lo = int(below.max()) if len(below) else 0
+    hi = int(above.min()) if len(above) else NO_MARGIN[1]
+    return lo, hi
 
 
 def _progress_before(c: cn.Conversations, conv: np.ndarray, ev: np.ndarray) -> np.ndarray:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from rocetrace.analysis.tolerances import MIN_ACK_TIMEOUT_NS
 
+NO_MARGIN = (0, 1 << 62)  # timer_margin when no rule read the timer: any timeout will do
+
 
 @dataclass(frozen=True)
 class NicContext:
@@ -24,6 +26,8 @@ class NicContext:
     gb0_hosts: frozenset[str] = frozenset()  # hosts with a certain go-back-0
     hidden: tuple[tuple[str, int], ...] = ()  # per host, restarts inside a message
     modes: tuple[tuple[str, frozenset[str]], ...] = ()  # per "host/op class", certain modes
+    # a partition's own: the timeouts lo < T <= hi under which its episodes weigh alike
+    timer_margin: tuple[int, int] = NO_MARGIN
 
     def shortest_timer(self) -> int:
         """The shortest ACK timeout the capture's timeouts show; the IBTA minimum else."""
@@ -54,10 +58,17 @@ class NicContext:
             tuple(sorted(modes.items())),
         )
 
+    def weighs_alike(self, capture: NicContext, hosts: frozenset[str]) -> bool:
+        """Whether episodes sent by `hosts`, weighed with this (a partition's own) context,
+        weigh as they would with the capture's: the same facts of those hosts, and the
+        capture's timeout inside this context's timer margin."""
+        lo, hi = self.timer_margin
+        return lo < capture.shortest_timer() <= hi and self.about(hosts) == capture.about(hosts)
+
     def about(self, hosts: frozenset[str]) -> tuple[object, ...]:
-        """What the rules read of this context for episodes sent by `hosts`."""
+        """What the rules read of this context for episodes sent by `hosts`, but the timer
+        (weighs_alike: a timeout matters only across a slow answer's reach)."""
         return (
-            self.shortest_timer(),
             self.gb0_hosts & hosts,
             tuple((h, n) for h, n in self.hidden if h in hosts),
             tuple((k, self.policy()[k]) for k, _ in self.modes if k.split("/")[0] in hosts),
