@@ -563,4 +563,24 @@ HARD_CASES: list[tuple[dict[str, Any], int]] = [
         },
         445,
     ),
+    # A go-back-0 NIC's ACK timer going back N from the oldest unacknowledged PSN, a
+    # message's first, whose resend of that PSN was lost before this receiver: the restart
+    # the capture shows is inside the message. The NIC's certain go-back-0s all answer NAKs
+    # (at 25G), and its timer may go back otherwise: no go-back-0 for the timer's restart.
+    (
+        {
+            "ops": ("write",),
+            "recovery": "go-back-0",
+            "vantage": "receiver",
+            "qps": 3,
+            "messages": 4,
+            "message_size": 8192,
+            "start_psn": None,
+            "losses": (Loss(rate=0.03891788537735504),),
+            "max_packets": 3000,
+        },
+        27,
+    ),
 ]
+
+SLOW_ANSWER_CASE = 38  # the NAK's resend that may have been the ACK timer's

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hard_cases import HARD_CASES, SLOW_ANSWER_CASE
 
 from rocetrace.analysis.nic_context import NO_MARGIN
 from rocetrace.analysis.pipeline import analyze_packets, analyze_partition, shared_facts
-from rocetrace.analysis.tolerances import MIN_ACK_TIMEOUT_NS
 from rocetrace.analysis.registry import REGISTRY, check_registry, partition_tables
+from rocetrace.analysis.tolerances import MIN_ACK_TIMEOUT_NS
 from rocetrace.capture import read_capture
 from rocetrace.generate import generate
 from rocetrace.scale.memory import analyze_in_partitions
@@ -55,10 +56,8 @@ def test_timer_margin_is_where_the_timeout_matters(tmp_path: Path) -> None:
     outside the partition's timer margin (assumptions.stale): under every timeout inside
     it the episodes weigh exactly as under the partition's own, and just outside it at
     least one weighs otherwise. The capture is the hard case of a slow answer a timer may
-    have made (tests/hard_cases.py, the last one), whose rule reads the timeout."""
-    from hard_cases import HARD_CASES
-
-    mix, seed = HARD_CASES[-1]
+    have made (tests/hard_cases.py), whose rule reads the timeout."""
+    mix, seed = HARD_CASES[SLOW_ANSWER_CASE]
     path = tmp_path / "slow.pcap"
     generate("clean", path, seed=seed, **mix)
     cap = read_capture(path)

@@ -322,7 +322,7 @@ def _modes(
     inside = pd.Series(host[hidden != 0]).value_counts()
     x.seen["hidden"] = tuple(sorted((str(k), int(v)) for k, v in inside.items()))
     nic = x.nic or NicContext(gb0_hosts=x.seen["gb0_hosts"], hidden=x.seen["hidden"])  # type: ignore[arg-type]
-    _resolve_hidden_first(host, hidden, mode, certainty, nic)
+    _resolve_hidden_first(host, hidden, mode, certainty, nic, trigger == "nak")
     cut_short = (e["n_resent"] == 1) & (e["end_ext"] < e["last_sent_first"])
     below_ack = _below_ack(e, trigger)
     certainty[below_ack] = UNCERTAIN
@@ -444,14 +444,17 @@ def _resolve_hidden_first(
     mode: np.ndarray,
     certainty: np.ndarray,
     nic: NicContext,
+    nak_answer: np.ndarray,
 ) -> None:
-    """A NIC that restarts at a message's first PSN elsewhere goes back to 0 here too. Else
-    a go-back-N is likely when a go-back-0 would have lost two resends or more in a row on
+    """A NIC that restarts at a message's first PSN elsewhere goes back to 0 here too, when
+    this restart answers a NAK as well (a go-back-0 is only ever seen certain answering a
+    NAK, and a NIC's timer may go back otherwise: recovery is set per cause). Else a
+    go-back-N is likely when a go-back-0 would have lost two resends or more in a row on
     the way, or when the NIC restarts inside messages twice or more; with one lost resend
     and one such answer, the capture cannot tell."""
     inside = dict(nic.hidden)
     for k in np.flatnonzero(hidden != 0):
-        if host[k] in nic.gb0_hosts:
+        if host[k] in nic.gb0_hosts and nak_answer[k]:
             mode[k], certainty[k] = "go-back-0", LIKELY
         elif hidden[k] >= 2 or inside.get(host[k], 0) >= 2:
             certainty[k] = LIKELY
