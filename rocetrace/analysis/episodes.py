@@ -311,13 +311,28 @@ def _op_class(opcode: np.ndarray) -> np.ndarray:
 
 def _sends_only(x: Context, e: np.ndarray) -> np.ndarray:
     """Per episode: were all its resends SENDs (a WRITE's among them may answer a NAK of
-    its own by selective repeat: another episode)?"""
+    its own by selective repeat: another episode)? A resend where the run resumed after a
+    selective repeat that had sent its newest PSN before it does not count: the two cannot
+    have swapped (a selective repeat resends the NAKed PSN first), nor can that split be
+    more of the run (a go-back-N does not skip to the newest), so it is the run's."""
     c = x.conv
     ev = np.flatnonzero(c.episode >= 0)
     rdma = _op_class(x.pp.opcodes_at(c.row[ev]).astype(np.int64)) == "rdma"
+    rdma &= ~_resumed_after_tail(e, c, ev)
     out = np.ones(len(e), bool)
     out[c.episode[ev][rdma]] = False
     return out
+
+
+def _resumed_after_tail(e: np.ndarray, c: cn.Conversations, ev: np.ndarray) -> np.ndarray:
+    """Per resend event of `ev`: the run resumed there after the split that cut it had
+    skipped to the newest PSN (its tail) before this resend."""
+    run = c.episode[ev]
+    after_other = np.r_[False, (run[1:] != run[:-1]) & (c.conv[ev][1:] == c.conv[ev][:-1])]
+    split = e["split_by"][run]
+    s = np.maximum(split, 0)
+    tail = (split >= 0) & (e["tail_skips"][s] > 0) & (e["last_ev"][s] < ev)
+    return after_other & (ev != e["first_ev"][run]) & (e["cut_by_split"][run] == 1) & tail
 
 
 def _modes(
