@@ -407,6 +407,20 @@ static void answer_nak(Machine *m, Conv *c, Episode *E, Py_ssize_t k, int64_t fr
         c->acked = from - 1;
 }
 
+/* Does resend i of `e` land where the run cut last (c->cut) would go on: where it
+ * stopped, or, sooner after the last request than any timer fires, at the first PSN not
+ * acknowledged when an ACK or NAK overtook it since (a go-back-N run skips what was
+ * acknowledged)? */
+static int resumes_cut(Machine *m, const Conv *c, Py_ssize_t i, int64_t e)
+{
+    int64_t at = m->eps.at[c->cut].cursor;
+    if (e == at)
+        return 1;
+    int soon = c->prev_req_ev >= 0 && m->r->ts[i] - m->r->ts[c->prev_req_ev] <
+                                          MIN_ACK_TIMEOUT_NS - m->r->tol;
+    return soon && at < e && c->acked != NONE && e == c->acked + 1;
+}
+
 /* A resend that starts an episode: its trigger is the newest untaken NAK of its own PSN,
  * else (a restart at a message start, go-back-0) of a later PSN. Without one, a restart
  * exactly where an episode it cut had stopped resumes that episode. */
@@ -419,7 +433,7 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
     int own_nak_seen = k >= 0 || nak_seen(m, c, e);
     if (k < 0 && msg_start)
         k = find_nak(m, c, i, e, 0, c->sent_hi + 1, 0);
-    if (k < 0 && c->cut >= 0 && !c->new_data && e == m->eps.at[c->cut].cursor) {
+    if (k < 0 && c->cut >= 0 && !c->new_data && resumes_cut(m, c, i, e)) {
         Episode *E = &m->eps.at[c->cut];
         E->resumed++;
         /* cut by a run split off for a NAK of its next PSN: whether that run was the NAK's

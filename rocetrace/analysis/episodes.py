@@ -11,6 +11,7 @@ same NIC's certain episodes: the recovery policy is a NIC setting) or `uncertain
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -58,6 +59,8 @@ class Context:
     near: dict[int, list[int]] = field(default_factory=dict)
     # per episode: a run resumed after a split in doubt whose trigger that leaves open
     split_open: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    # per restart that takes a NAK a split in doubt took (_claim_taken_naks): those NAKs
+    claimed: dict[int, list[int]] = field(default_factory=dict)
 
 
 def _ts(c: cn.Conversations, ev: np.ndarray) -> np.ndarray:
@@ -106,6 +109,9 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # RNR NAK is among them
     two_ways = (e["near_split"] == 1) | taken
     x.near = _near_naks(c, e, two_ways)
+    for k, naks in x.claimed.items():  # a restart that took a split's NAK: those NAKs too
+        if k in x.near or not two_ways[k]:
+            x.near[k] = sorted({*x.near.get(k, []), *naks})
     kept = np.isin(np.arange(len(e)), list(x.near)) & (e["nak_kind"] == NAK)
     x.split_open = _resumed_after_split(x, e) == -1
     open_split = x.split_open | (two_ways & ~kept)
@@ -114,6 +120,8 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # leaves the restart no cause (no NAK, no timer, no run to resume), which needs a NAK
     # the capture did not show
     certainty[(e["near_taken"] == 1) & (certainty == CERTAIN)] = LIKELY
+    claimed = np.isin(np.arange(len(e)), list(x.claimed))
+    certainty[claimed & (certainty == CERTAIN)] = LIKELY
     below_own = has_nak & (e["start_ext"] < e["nak_ext"]) & (e["own_nak_seen"] == 1)
     certainty[below_own] = UNCERTAIN  # a go-back-0 reading beside a NAK of its own PSN
     slow = (cause >= 0) & (trigger != "rnr") & (wait >= MIN_ACK_TIMEOUT_NS - slack)
@@ -122,6 +130,47 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         _slow_answers(x, e, slow, cause, trigger, certainty)
     x.alt = _either_run(e, doubt, trigger, certainty)
     return trigger, certainty
+
+
+def _claim_taken_naks(x: Context, e: np.ndarray) -> np.ndarray:
+    """Restarts (the PSN went back) with no NAK of their own PSN left, because splits in
+    doubt (_either_run) took every one: were each such split its NAK's answer, the restart
+    would have no cause, and a NIC goes back only for a NAK, a timer or a run it resumes.
+    With no silence a timer needs, and no run it may resume (one cut since the last new
+    data that stopped at or below its PSN, with no SEND resend since: a SEND's run goes
+    back, which ends every run before it), the restart answers those NAKs (each claimed by
+    it alone) and the splits are more of their runs. Returns the episode records with
+    such a restart's NAK filled in (a copy), `x.claimed` listing its NAK events."""
+    x.claimed = {}
+    cand = (e["start_kind"] == cn.START_RESTART) & (e["nak_ev"] < 0) & (e["own_nak_seen"] == 1)
+    if not cand.any():
+        return e
+    c = x.conv
+    t0 = c.ts[e["first_ev"]]
+    wait = t0 - _ts(c, e["nak_ev"]) - x.paused_ns
+    doubt = _split_at_the_floor(x, e, wait) & (e["alt_of"] != -1) & (e["nak_ev"] >= 0)
+    timer = t0 - _ts(c, e["prev_req_ev"]) >= MIN_ACK_TIMEOUT_NS - x.tol.slack_ns
+    sends = _sends_only(x, e)
+    index = np.arange(len(e))
+    claims: dict[int, np.ndarray] = {}
+    for k in np.flatnonzero(cand & ~timer):  # such restarts are few
+        same = (e["conv"] == e["conv"][k]) & (index < k)
+        own = (e["nak_ext"] == e["start_ext"][k]) & (e["nak_ev"] < e["first_ev"][k])
+        takers = same & doubt & own
+        if not takers.any() or (e["nak_kind"][takers] != NAK).any():
+            continue
+        runs = same & (e["sent_hi"] == e["sent_hi"][k]) & (e["cursor"] <= e["start_ext"][k])
+        if all((same & sends & (index > r)).any() for r in np.flatnonzero(runs)):
+            claims[int(k)] = e["nak_ev"][takers]
+    taken = Counter(ev for evs in claims.values() for ev in evs.tolist())
+    out = e.copy()
+    for run, evs in claims.items():
+        if any(taken[ev] > 1 for ev in evs.tolist()):  # claimed by two restarts: open
+            continue
+        out["nak_ev"][run], out["nak_ext"][run] = evs.max(), e["start_ext"][run]
+        out["nak_kind"][run] = NAK
+        x.claimed[run] = sorted(evs.tolist())
+    return out
 
 
 def _near_naks(c: cn.Conversations, e: np.ndarray, which: np.ndarray) -> dict[int, list[int]]:
@@ -276,13 +325,28 @@ def _op_class(opcode: np.ndarray) -> np.ndarray:
 
 def _sends_only(x: Context, e: np.ndarray) -> np.ndarray:
     """Per episode: were all its resends SENDs (a WRITE's among them may answer a NAK of
-    its own by selective repeat: another episode)?"""
+    its own by selective repeat: another episode)? A resend where the run resumed after a
+    selective repeat that had sent its newest PSN before it does not count: the two cannot
+    have swapped (a selective repeat resends the NAKed PSN first), nor can that split be
+    more of the run (a go-back-N does not skip to the newest), so it is the run's."""
     c = x.conv
     ev = np.flatnonzero(c.episode >= 0)
     rdma = _op_class(x.pp.opcodes_at(c.row[ev]).astype(np.int64)) == "rdma"
+    rdma &= ~_resumed_after_tail(e, c, ev)
     out = np.ones(len(e), bool)
     out[c.episode[ev][rdma]] = False
     return out
+
+
+def _resumed_after_tail(e: np.ndarray, c: cn.Conversations, ev: np.ndarray) -> np.ndarray:
+    """Per resend event of `ev`: the run resumed there after the split that cut it had
+    skipped to the newest PSN (its tail) before this resend."""
+    run = c.episode[ev]
+    after_other = np.r_[False, (run[1:] != run[:-1]) & (c.conv[ev][1:] == c.conv[ev][:-1])]
+    split = e["split_by"][run]
+    s = np.maximum(split, 0)
+    tail = (split >= 0) & (e["tail_skips"][s] > 0) & (e["last_ev"][s] < ev)
+    return after_other & (ev != e["first_ev"][run]) & (e["cut_by_split"][run] == 1) & tail
 
 
 def _modes(
@@ -360,6 +424,9 @@ def _modes(
     # an episode whose cause is open may be two NICs' episodes run together: its PSNs then
     # show no one policy; and a run cut by such an episode may go on in it
     certainty[trigger_certainty == UNCERTAIN] = UNCERTAIN
+    # a restart that took a split's NAK (_claim_taken_naks): each resend after its first
+    # may answer a NAK of its own, a WRITE's by selective repeat; a SEND's goes back N
+    certainty[np.isin(np.arange(len(e)), list(x.claimed)) & ~sends_only] = UNCERTAIN
     cut = e["cut_of"][(trigger_certainty == UNCERTAIN) & (e["cut_of"] >= 0)]
     certainty[cut] = UNCERTAIN
     if len(x.alt) == len(e):
@@ -540,6 +607,7 @@ def episode_table(x: Context) -> tuple[pd.DataFrame, np.ndarray]:
     e = x.conv.episodes
     if len(e) == 0:
         return empty_episodes(), np.zeros(0, np.int64)
+    e = _claim_taken_naks(x, e)
     c, pp, model = x.conv, x.pp, x.model
     trigger, trigger_certainty = _triggers(x, e)
     mode, mode_certainty = _modes(x, e, trigger, trigger_certainty)
