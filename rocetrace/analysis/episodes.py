@@ -19,7 +19,16 @@ import pandas as pd
 from rocetrace.analysis import connection as cn
 from rocetrace.analysis.flows import FlowModel
 from rocetrace.analysis.nic_context import NicContext
-from rocetrace.analysis.prepared import NAK, POS_FIRST, POS_ONLY, RNR_NAK, Prepared
+from rocetrace.analysis.prepared import (
+    ACK,
+    ATOMIC_ACK,
+    NAK,
+    POS_FIRST,
+    POS_ONLY,
+    READ_RESPONSE,
+    RNR_NAK,
+    Prepared,
+)
 from rocetrace.analysis.tolerances import MIN_ACK_TIMEOUT_NS, Tolerances
 from rocetrace.psn import PSN_MOD
 
@@ -229,6 +238,37 @@ def _slow_answers(
     lag = cn.slowest_answers(c)[e["conv"]]
     maybe_timer = slow & (since >= timer - x.tol.slack_ns - lag)
     certainty[maybe_timer] = UNCERTAIN
+    _timer_not_nak(x, e, maybe_timer, cause, trigger, certainty)
+
+
+def _timer_not_nak(
+    x: Context,
+    e: np.ndarray,
+    maybe_timer: np.ndarray,
+    cause: np.ndarray,
+    trigger: np.ndarray,
+    certainty: np.ndarray,
+) -> None:
+    """A resend the timer may have sent, as long after its NAK as the shortest timeout the
+    capture's own timeouts show (less the path's shortest NAK answer: a timeout seen away
+    from the sender is longer than the NIC's by up to a round trip): the NAK's answer would
+    be as slow as the NIC's timer, which no NAK answer the capture shows is (such a one
+    would be in doubt itself). The NAK was lost after the capture point and the timer
+    fired: a timeout, likely, for a run no resend of which may answer another NAK."""
+    c = x.conv
+    measured = (x.nic or NicContext(timer_ns=x.seen.get("timer_ns"))).timer_ns  # type: ignore[arg-type]
+    if measured is None:
+        return
+    wait = c.ts[e["first_ev"]] - _ts(c, cause) - x.paused_ns
+    floor = np.maximum(c.floor[e["conv"]], 0) if len(c.floor) else np.zeros(len(e), np.int64)
+    timed = maybe_timer & (trigger == "nak") & (e["start_ext"] >= e["nak_ext"])
+    # one run from its first PSN on, that no resend of may answer another NAK (a skip, a
+    # split in doubt): else part of it may be a NAK's answer after all
+    timed &= (e["skips"] == 0) & (e["near_split"] == 0) & (e["taken_split"] < 0)
+    timed &= ~x.split_open & ~np.isin(np.arange(len(e)), list(x.near))
+    timed &= wait >= max(measured, MIN_ACK_TIMEOUT_NS) - x.tol.slack_ns - floor
+    trigger[timed] = "timeout"
+    certainty[timed] = LIKELY
 
 
 def _progress_before(c: cn.Conversations, conv: np.ndarray, ev: np.ndarray) -> np.ndarray:
@@ -310,7 +350,7 @@ def _modes(
     nic = x.nic or NicContext(gb0_hosts=x.seen["gb0_hosts"], hidden=x.seen["hidden"])  # type: ignore[arg-type]
     _resolve_hidden_first(host, hidden, mode, certainty, nic)
     cut_short = (e["n_resent"] == 1) & (e["end_ext"] < e["last_sent_first"])
-    below_ack = _below_ack(e, trigger)
+    below_ack = _below_ack(x.conv, e, trigger)
     certainty[below_ack] = UNCERTAIN
     certainty[x.split_open] = UNCERTAIN  # its runs may be two episodes' (above)
     send_class = _op_class(e["start_opcode"]) == "send"
@@ -329,6 +369,13 @@ def _modes(
     send = send_class & (policy == "") & (hidden == 0)
     send &= ~below_ack & ~np.isin(host, list(nic.gb0_hosts))
     policy[send] = "go-back-n"
+    # an ACK timer resends from the sender's first unacknowledged PSN and goes back N
+    # (selective repeat answers NAKs): a restart at or above every ACK and response seen is
+    # at that PSN whatever the NIC's policy (_below_ack), unless it is inside a message
+    # whose first resends (a go-back-0's) may have been lost before the capture point
+    timer = (trigger == "timeout") & (policy == "") & ~below_ack
+    timer &= _hidden_first(x, e, trigger, gb0) == 0
+    policy[timer] = "go-back-n"
     # below an ACK the sender may not have had: a go-back-0 NIC would restart there both
     # when it had the ACK (going back) and when it had not (at its first unacked PSN)
     policy[below_ack & (policy == "go-back-0")] = ""
@@ -401,14 +448,30 @@ def _go_back_0(e: np.ndarray) -> np.ndarray:
     return (e["nak_ev"] >= 0) & (e["start_ext"] < e["nak_ext"])
 
 
-def _below_ack(e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
-    """Timer restarts at a message's first PSN below an ACK the capture saw: a go-back-0,
-    or a go-back-N whose sender never got that ACK (lost after the capture point): the
-    capture cannot tell which."""
+def _below_ack(c: cn.Conversations, e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
+    """Timer restarts at a message's first PSN below an ACK or response the capture saw: a
+    go-back-0, or a go-back-N whose sender never got that ACK (lost after the capture
+    point): the capture cannot tell which. A NAK's implied acknowledgement does not count:
+    a go-back-N that had the NAK restarts at or above it, and a go-back-0's NAK acknowledges
+    only what precedes its message, so a restart below only NAKs is at the sender's first
+    unacknowledged PSN whatever its policy."""
     msg_start = np.isin(e["start_pos"], (POS_FIRST, POS_ONLY))
-    return (
-        (trigger == "timeout") & (e["start_ext"] <= e["acked"]) & (e["acked_ev"] >= 0) & msg_start
+    return (trigger == "timeout") & (e["start_ext"] <= _acked_by_responses(c, e)) & msg_start
+
+
+def _acked_by_responses(c: cn.Conversations, e: np.ndarray) -> np.ndarray:
+    """Per episode, the highest PSN an ACK, atomic ACK or READ response of its conversation
+    acknowledged before its first resend (the int64 minimum's neighbourhood: none)."""
+    none = np.iinfo(np.int64).min // 4
+    ev = np.flatnonzero(
+        np.isin(c.kind, (ACK, ATOMIC_ACK, READ_RESPONSE)) & ((c.flags & cn.UNSENT) == 0)
     )
+    if len(ev) == 0:
+        return np.full(len(e), none, np.int64)
+    hi = pd.Series(c.ext[ev]).groupby(c.conv[ev]).cummax().to_numpy(np.int64)
+    k = np.searchsorted(ev, e["first_ev"]) - 1  # events are grouped by conversation
+    found = (k >= 0) & (c.conv[ev[np.maximum(k, 0)]] == e["conv"])
+    return np.where(found, hi[np.maximum(k, 0)], none)
 
 
 def _hidden_first(x: Context, e: np.ndarray, trigger: np.ndarray, gb0: np.ndarray) -> np.ndarray:
