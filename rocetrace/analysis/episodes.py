@@ -24,8 +24,10 @@ from rocetrace.analysis.prepared import (
     ATOMIC_ACK,
     NAK,
     POS_FIRST,
+    POS_LAST,
     POS_ONLY,
     READ_RESPONSE,
+    REQUEST,
     RNR_NAK,
     Prepared,
 )
@@ -100,6 +102,12 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ).astype(object)
     certainty = np.full(len(e), CERTAIN, dtype=object)
     certainty[(cause >= 0) & (wait <= slack)] = LIKELY
+    # a run above its NAKed PSN: that NAK's go-back-N only if its first resends were lost;
+    # so too a timer's restart, once the timer may have fired
+    above = _above_nak(e)
+    certainty[above & (certainty == CERTAIN)] = LIKELY
+    since = t0 - c.ts[_progress_before(c, e["conv"], e["first_ev"])]
+    certainty[above & (since >= MIN_ACK_TIMEOUT_NS - slack)] = UNCERTAIN
     certainty[trigger == "unknown"] = UNCERTAIN
     # a READ asked again for responses the capture saw delivered: lost after the capture
     # point (a re-issue), or a resend for a NAK another run answered: open
@@ -129,6 +137,11 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     x.seen["timer_ns"] = _timeout_silence(x, e, trigger)
     if slow.any():
         _slow_answers(x, e, slow, cause, trigger, certainty)
+    # a timer's run that skipped forward onto a PSN a NAK had asked for: that resend may be
+    # the NAK's selective answer, another episode (a NIC answers a NAK inside a run)
+    skipped = np.flatnonzero((trigger == "timeout") & (e["skips"] > 0))
+    asked = _near_naks(c, e, np.isin(np.arange(len(e)), skipped))
+    certainty[[k for k in skipped.tolist() if asked.get(k, True)]] = UNCERTAIN  # RNR: absent
     x.alt = _either_run(e, doubt, trigger, certainty)
     return trigger, certainty
 
@@ -390,6 +403,13 @@ def _modes(
     # needs an answer sooner than any the path shows)
     near = np.isin(np.arange(len(e)), list(x.near))
     certainty[near & (certainty == CERTAIN)] = LIKELY
+    # a run above its NAKed PSN (its first resends lost, _above_nak): a go-back-0 would have
+    # begun at that PSN's message, which only a message begun at that PSN rules out
+    above = _above_nak(e)
+    certainty[above & (certainty == CERTAIN)] = LIKELY
+    certainty[above & ~_message_starts_at_nak(x, e)] = UNCERTAIN
+    # or a selective repeat's skip to the newest PSN sent after its lost resend
+    certainty[above & (e["start_ext"] >= e["last_sent_first"])] = UNCERTAIN
     # an episode whose cause is open may be two NICs' episodes run together: its PSNs then
     # show no one policy; and a run cut by such an episode may go on in it
     certainty[trigger_certainty == UNCERTAIN] = UNCERTAIN
@@ -398,6 +418,26 @@ def _modes(
     if len(x.alt) == len(e):
         _same_mode_either_run(x.alt, mode, certainty, sends_only)
     return mode, certainty
+
+
+def _above_nak(e: np.ndarray) -> np.ndarray:
+    """Runs that begin above the PSN their NAK asked for: since the NAK the capture saw no
+    request from that PSN up to the run's first, so the NAK's go-back-N lost its first
+    resends before the capture point (the state machine's nak_below_unseen)."""
+    return (e["nak_ev"] >= 0) & (e["start_ext"] > e["nak_ext"])
+
+
+def _message_starts_at_nak(x: Context, e: np.ndarray) -> np.ndarray:
+    """Per episode: did the PSN before its NAKed one end a message (its first copy a LAST or
+    ONLY)? Then a go-back-0 of that NAK begins where a go-back-N does."""
+    c = x.conv
+    out = np.zeros(len(e), bool)
+    for k in np.flatnonzero(_above_nak(e)):  # such runs are few
+        lo, hi = np.searchsorted(c.conv, [e["conv"][k], e["conv"][k] + 1])
+        ev = np.flatnonzero((c.kind[lo:hi] == REQUEST) & (c.ext[lo:hi] == e["nak_ext"][k] - 1))
+        if len(ev):
+            out[k] = x.pp.position[c.row[lo + ev[0]]] in (POS_LAST, POS_ONLY)
+    return out
 
 
 def _chain_misses(alt: np.ndarray, oldest: np.ndarray) -> np.ndarray:
