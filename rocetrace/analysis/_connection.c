@@ -309,6 +309,21 @@ static Py_ssize_t nak_below_unseen(Machine *m, const Conv *c, Py_ssize_t i, int6
     return -1;
 }
 
+/* Did the open run skip over PSN `ext` (resend PSNs below and above it, not it)? */
+static int skipped_over(Machine *m, const Conv *c, Py_ssize_t i, int64_t ext)
+{
+    Run *r = m->r;
+    if (c->open < 0)
+        return 0;
+    Episode *O = &m->eps.at[c->open];
+    if (O->skips == 0 || ext <= O->start_ext || ext > O->end_ext)
+        return 0;
+    for (Py_ssize_t j = i - 1; j >= O->first_ev; j--) /* a conversation's events: contiguous */
+        if (r->episode[j] == c->open && r->ext[j] == ext)
+            return 0;
+    return 1;
+}
+
 /* The newest split (an episode with a run it may continue) that took a NAK of exactly PSN
  * `ext`, -1 none. */
 static int64_t nak_taken_by_split(Machine *m, const Conv *c, int64_t ext)
@@ -459,8 +474,7 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
     }
     /* not where the open run skipped over this PSN: it may resume there after a resend of
      * another episode interleaved */
-    Episode *O = c->open >= 0 ? &m->eps.at[c->open] : NULL;
-    if (k < 0 && !(O && O->skips > 0 && O->start_ext < e && e <= O->end_ext))
+    if (k < 0 && !skipped_over(m, c, i, e))
         k = nak_below_unseen(m, c, i, e);
     /* A NAK of exactly the PSN where a cut run would resume: the resend may be either. */
     int resumable = k >= 0 && c->cut >= 0 && !c->new_data && e == m->eps.at[c->cut].cursor;
