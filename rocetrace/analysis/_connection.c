@@ -288,6 +288,42 @@ static int nak_seen(Machine *m, const Conv *c, int64_t ext)
     return 0;
 }
 
+/* The newest untaken NAK of a PSN below `ext` when the capture saw no request at any PSN
+ * from it up to `ext` since that NAK, before event i (-1 none): a restart at `ext` with no
+ * NAK of its own is then that NAK's go-back-N whose first resends were lost before the
+ * capture point (a NIC goes back only for a NAK, a timer or a run it resumes). */
+static Py_ssize_t nak_below_unseen(Machine *m, const Conv *c, Py_ssize_t i, int64_t ext)
+{
+    Run *r = m->r;
+    Py_ssize_t stop = m->naks.n - NAK_LOOKBACK > c->naks0 ? m->naks.n - NAK_LOOKBACK : c->naks0;
+    int64_t hi = NONE; /* the highest PSN below `ext` requested since the NAK looked at */
+    Py_ssize_t j = i - 1;  /* a conversation's events are contiguous: scanned back once */
+    for (Py_ssize_t k = m->naks.n - 1; k >= stop; k--) {
+        Nak *nk = &m->naks.at[k];
+        for (; j > nk->ev; j--)
+            if (r->kind[j] == K_REQUEST && r->ext[j] < ext && (hi == NONE || r->ext[j] > hi))
+                hi = r->ext[j];
+        if (!nk->taken && nk->kind == K_NAK && nk->ext < ext && (hi == NONE || hi < nk->ext))
+            return k;
+    }
+    return -1;
+}
+
+/* Did the open run skip over PSN `ext` (resend PSNs below and above it, not it)? */
+static int skipped_over(Machine *m, const Conv *c, Py_ssize_t i, int64_t ext)
+{
+    Run *r = m->r;
+    if (c->open < 0)
+        return 0;
+    Episode *O = &m->eps.at[c->open];
+    if (O->skips == 0 || ext <= O->start_ext || ext > O->end_ext)
+        return 0;
+    for (Py_ssize_t j = i - 1; j >= O->first_ev; j--) /* a conversation's events: contiguous */
+        if (r->episode[j] == c->open && r->ext[j] == ext)
+            return 0;
+    return 1;
+}
+
 /* The newest split (an episode with a run it may continue) that took a NAK of exactly PSN
  * `ext`, -1 none. */
 static int64_t nak_taken_by_split(Machine *m, const Conv *c, int64_t ext)
@@ -450,6 +486,10 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
         c->cut = was_open;
         return;
     }
+    /* not where the open run skipped over this PSN: it may resume there after a resend of
+     * another episode interleaved */
+    if (k < 0 && !skipped_over(m, c, i, e))
+        k = nak_below_unseen(m, c, i, e);
     /* A NAK of exactly the PSN where a cut run would resume: the resend may be either. */
     int resumable = k >= 0 && c->cut >= 0 && !c->new_data && e == m->eps.at[c->cut].cursor;
     Py_ssize_t was_open = c->open;

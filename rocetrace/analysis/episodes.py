@@ -20,7 +20,18 @@ import pandas as pd
 from rocetrace.analysis import connection as cn
 from rocetrace.analysis.flows import FlowModel
 from rocetrace.analysis.nic_context import NO_MARGIN, NicContext
-from rocetrace.analysis.prepared import NAK, POS_FIRST, POS_ONLY, RNR_NAK, Prepared
+from rocetrace.analysis.prepared import (
+    ACK,
+    ATOMIC_ACK,
+    NAK,
+    POS_FIRST,
+    POS_LAST,
+    POS_ONLY,
+    READ_RESPONSE,
+    REQUEST,
+    RNR_NAK,
+    Prepared,
+)
 from rocetrace.analysis.tolerances import MIN_ACK_TIMEOUT_NS, Tolerances
 from rocetrace.psn import PSN_MOD
 
@@ -94,6 +105,12 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ).astype(object)
     certainty = np.full(len(e), CERTAIN, dtype=object)
     certainty[(cause >= 0) & (wait <= slack)] = LIKELY
+    # a run above its NAKed PSN: that NAK's go-back-N only if its first resends were lost;
+    # so too a timer's restart, once the timer may have fired
+    above = _above_nak(e)
+    certainty[above & (certainty == CERTAIN)] = LIKELY
+    since = t0 - c.ts[_progress_before(c, e["conv"], e["first_ev"])]
+    certainty[above & (since >= MIN_ACK_TIMEOUT_NS - slack)] = UNCERTAIN
     certainty[trigger == "unknown"] = UNCERTAIN
     # a READ asked again for responses the capture saw delivered: lost after the capture
     # point (a re-issue), or a resend for a NAK another run answered: open
@@ -128,6 +145,11 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     x.seen["timer_ns"] = _timeout_silence(x, e, trigger)
     if slow.any():
         _slow_answers(x, e, slow, cause, trigger, certainty)
+    # a timer's run that skipped forward onto a PSN a NAK had asked for: that resend may be
+    # the NAK's selective answer, another episode (a NIC answers a NAK inside a run)
+    skipped = np.flatnonzero((trigger == "timeout") & (e["skips"] > 0))
+    asked = _near_naks(c, e, np.isin(np.arange(len(e)), skipped))
+    certainty[[k for k in skipped.tolist() if asked.get(k, True)]] = UNCERTAIN  # RNR: absent
     x.alt = _either_run(e, doubt, trigger, certainty)
     return trigger, certainty
 
@@ -280,18 +302,57 @@ def _slow_answers(
     maybe_timer = slow & (reach >= timer)
     certainty[maybe_timer] = UNCERTAIN
     x.seen["timer_margin"] = timer_margin(reach[slow], timer)
+    _timer_not_nak(x, e, maybe_timer, cause, trigger, certainty)
+
+
+def _timer_not_nak(
+    x: Context,
+    e: np.ndarray,
+    maybe_timer: np.ndarray,
+    cause: np.ndarray,
+    trigger: np.ndarray,
+    certainty: np.ndarray,
+) -> None:
+    """A resend the timer may have sent, as long after its NAK as the shortest timeout the
+    capture's own timeouts show (less the path's shortest NAK answer: a timeout seen away
+    from the sender is longer than the NIC's by up to a round trip): the NAK's answer would
+    be as slow as the NIC's timer, which no NAK answer the capture shows is (such a one
+    would be in doubt itself). The NAK was lost after the capture point and the timer
+    fired: a timeout, likely, for a run no resend of which may answer another NAK."""
+    c = x.conv
+    measured = (x.nic or NicContext(timer_ns=x.seen.get("timer_ns"))).timer_ns  # type: ignore[arg-type]
+    wait = c.ts[e["first_ev"]] - _ts(c, cause) - x.paused_ns
+    floor = np.maximum(c.floor[e["conv"]], 0) if len(c.floor) else np.zeros(len(e), np.int64)
+    timed = maybe_timer & (trigger == "nak") & (e["start_ext"] >= e["nak_ext"])
+    # one run from its first PSN on, that no resend of may answer another NAK (a skip, a
+    # split in doubt): else part of it may be a NAK's answer after all
+    timed &= (e["skips"] == 0) & (e["near_split"] == 0) & (e["taken_split"] < 0)
+    timed &= ~x.split_open & ~np.isin(np.arange(len(e)), list(x.near))
+    reach = wait + x.tol.slack_ns + floor  # a timeout no longer than this: the timer's
+    # no timeout measured: the rule reads none (as if every timeout were beyond reach)
+    threshold = NO_MARGIN[1] if measured is None else max(measured, MIN_ACK_TIMEOUT_NS)
+    margin = timer_margin(reach[timed], threshold)
+    x.seen["timer_margin"] = narrowed(x.seen["timer_margin"], margin)  # type: ignore[arg-type]
+    timed &= reach >= threshold
+    trigger[timed] = "timeout"
+    certainty[timed] = LIKELY
 
 
 def timer_margin(reach: np.ndarray, timer: int) -> tuple[int, int]:
     """The timeouts T (lo < T <= hi) under which the slow answers weigh as they did with
-    `timer`: each is in doubt exactly when its reach is at least T, so only a T across one
-    of those reaches changes one. A partition whose timer differs from the capture's by a
-    few nanoseconds (each measures the same NIC timer on its own connections) is not
-    weighed again for it (assumptions.stale)."""
+    `timer`: each is in doubt (or the timer's, _timer_not_nak) exactly when its reach is at
+    least T, so only a T across one of those reaches changes one. A partition whose timer
+    differs from the capture's by a few nanoseconds (each measures the same NIC timer on
+    its own connections) is not weighed again for it (assumptions.stale)."""
     below, above = reach[reach < timer], reach[reach >= timer]
     lo = int(below.max()) if len(below) else 0
     hi = int(above.min()) if len(above) else NO_MARGIN[1]
     return lo, hi
+
+
+def narrowed(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    """The timeouts inside both margins (two rules read the timer)."""
+    return max(a[0], b[0]), min(a[1], b[1])
 
 
 def _progress_before(c: cn.Conversations, conv: np.ndarray, ev: np.ndarray) -> np.ndarray:
@@ -388,7 +449,7 @@ def _modes(
     nic = x.nic or NicContext(gb0_hosts=x.seen["gb0_hosts"], hidden=x.seen["hidden"])  # type: ignore[arg-type]
     _resolve_hidden_first(host, hidden, mode, certainty, nic, trigger == "nak")
     cut_short = (e["n_resent"] == 1) & (e["end_ext"] < e["last_sent_first"])
-    below_ack = _below_ack(e, trigger)
+    below_ack = _below_ack(x.conv, e, trigger)
     certainty[below_ack] = UNCERTAIN
     certainty[x.split_open] = UNCERTAIN  # its runs may be two episodes' (above)
     send_class = _op_class(e["start_opcode"]) == "send"
@@ -407,6 +468,13 @@ def _modes(
     send = send_class & (policy == "") & (hidden == 0)
     send &= ~below_ack & ~np.isin(host, list(nic.gb0_hosts))
     policy[send] = "go-back-n"
+    # an ACK timer resends from the sender's first unacknowledged PSN and goes back N
+    # (selective repeat answers NAKs): a restart at or above every ACK and response seen is
+    # at that PSN whatever the NIC's policy (_below_ack), unless it is inside a message
+    # whose first resends (a go-back-0's) may have been lost before the capture point
+    timer = (trigger == "timeout") & (policy == "") & ~below_ack
+    timer &= _hidden_first(x, e, trigger, gb0) == 0
+    policy[timer] = "go-back-n"
     # below an ACK the sender may not have had: a go-back-0 NIC would restart there both
     # when it had the ACK (going back) and when it had not (at its first unacked PSN)
     policy[below_ack & (policy == "go-back-0")] = ""
@@ -421,6 +489,13 @@ def _modes(
     # needs an answer sooner than any the path shows)
     near = np.isin(np.arange(len(e)), list(x.near))
     certainty[near & (certainty == CERTAIN)] = LIKELY
+    # a run above its NAKed PSN (its first resends lost, _above_nak): a go-back-0 would have
+    # begun at that PSN's message, which only a message begun at that PSN rules out
+    above = _above_nak(e)
+    certainty[above & (certainty == CERTAIN)] = LIKELY
+    certainty[above & ~_message_starts_at_nak(x, e)] = UNCERTAIN
+    # or a selective repeat's skip to the newest PSN sent after its lost resend
+    certainty[above & (e["start_ext"] >= e["last_sent_first"])] = UNCERTAIN
     # an episode whose cause is open may be two NICs' episodes run together: its PSNs then
     # show no one policy; and a run cut by such an episode may go on in it
     certainty[trigger_certainty == UNCERTAIN] = UNCERTAIN
@@ -432,6 +507,26 @@ def _modes(
     if len(x.alt) == len(e):
         _same_mode_either_run(x.alt, mode, certainty, sends_only)
     return mode, certainty
+
+
+def _above_nak(e: np.ndarray) -> np.ndarray:
+    """Runs that begin above the PSN their NAK asked for: since the NAK the capture saw no
+    request from that PSN up to the run's first, so the NAK's go-back-N lost its first
+    resends before the capture point (the state machine's nak_below_unseen)."""
+    return (e["nak_ev"] >= 0) & (e["start_ext"] > e["nak_ext"])
+
+
+def _message_starts_at_nak(x: Context, e: np.ndarray) -> np.ndarray:
+    """Per episode: did the PSN before its NAKed one end a message (its first copy a LAST or
+    ONLY)? Then a go-back-0 of that NAK begins where a go-back-N does."""
+    c = x.conv
+    out = np.zeros(len(e), bool)
+    for k in np.flatnonzero(_above_nak(e)):  # such runs are few
+        lo, hi = np.searchsorted(c.conv, [e["conv"][k], e["conv"][k] + 1])
+        ev = np.flatnonzero((c.kind[lo:hi] == REQUEST) & (c.ext[lo:hi] == e["nak_ext"][k] - 1))
+        if len(ev):
+            out[k] = x.pp.position[c.row[lo + ev[0]]] in (POS_LAST, POS_ONLY)
+    return out
 
 
 def _chain_misses(alt: np.ndarray, oldest: np.ndarray) -> np.ndarray:
@@ -482,14 +577,30 @@ def _go_back_0(e: np.ndarray) -> np.ndarray:
     return (e["nak_ev"] >= 0) & (e["start_ext"] < e["nak_ext"])
 
 
-def _below_ack(e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
-    """Timer restarts at a message's first PSN below an ACK the capture saw: a go-back-0,
-    or a go-back-N whose sender never got that ACK (lost after the capture point): the
-    capture cannot tell which."""
+def _below_ack(c: cn.Conversations, e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
+    """Timer restarts at a message's first PSN below an ACK or response the capture saw: a
+    go-back-0, or a go-back-N whose sender never got that ACK (lost after the capture
+    point): the capture cannot tell which. A NAK's implied acknowledgement does not count:
+    a go-back-N that had the NAK restarts at or above it, and a go-back-0's NAK acknowledges
+    only what precedes its message, so a restart below only NAKs is at the sender's first
+    unacknowledged PSN whatever its policy."""
     msg_start = np.isin(e["start_pos"], (POS_FIRST, POS_ONLY))
-    return (
-        (trigger == "timeout") & (e["start_ext"] <= e["acked"]) & (e["acked_ev"] >= 0) & msg_start
+    return (trigger == "timeout") & (e["start_ext"] <= _acked_by_responses(c, e)) & msg_start
+
+
+def _acked_by_responses(c: cn.Conversations, e: np.ndarray) -> np.ndarray:
+    """Per episode, the highest PSN an ACK, atomic ACK or READ response of its conversation
+    acknowledged before its first resend (the int64 minimum's neighbourhood: none)."""
+    none = np.iinfo(np.int64).min // 4
+    ev = np.flatnonzero(
+        np.isin(c.kind, (ACK, ATOMIC_ACK, READ_RESPONSE)) & ((c.flags & cn.UNSENT) == 0)
     )
+    if len(ev) == 0:
+        return np.full(len(e), none, np.int64)
+    hi = pd.Series(c.ext[ev]).groupby(c.conv[ev]).cummax().to_numpy(np.int64)
+    k = np.searchsorted(ev, e["first_ev"]) - 1  # events are grouped by conversation
+    found = (k >= 0) & (c.conv[ev[np.maximum(k, 0)]] == e["conv"])
+    return np.where(found, hi[np.maximum(k, 0)], none)
 
 
 def _hidden_first(x: Context, e: np.ndarray, trigger: np.ndarray, gb0: np.ndarray) -> np.ndarray:
