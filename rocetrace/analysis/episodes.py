@@ -344,13 +344,26 @@ def _modes(
     near = np.isin(np.arange(len(e)), list(x.near))
     certainty[near & (certainty == CERTAIN)] = LIKELY
     # an episode whose cause is open may be two NICs' episodes run together: its PSNs then
-    # show no one policy; and a run cut by such an episode may go on in it
+    # show no one policy; and a run cut by such an episode may go on in it, unless none of
+    # its resends can go on there
     certainty[trigger_certainty == UNCERTAIN] = UNCERTAIN
-    cut = e["cut_of"][(trigger_certainty == UNCERTAIN) & (e["cut_of"] >= 0)]
-    certainty[cut] = UNCERTAIN
+    cutter = np.flatnonzero((trigger_certainty == UNCERTAIN) & (e["cut_of"] >= 0))
+    certainty[e["cut_of"][cutter[~_cannot_go_on(e, cutter)]]] = UNCERTAIN
     if len(x.alt) == len(e):
         _same_mode_either_run(x.alt, mode, certainty, sends_only)
     return mode, certainty
+
+
+def _cannot_go_on(e: np.ndarray, cutter: np.ndarray) -> np.ndarray:
+    """Per episode of `cutter`: were its resends more of no NIC run whose resends the run it
+    cut shows? A NIC's run goes forward from where it stopped, and new data ends every run:
+    nothing follows a run that resent up to the newest PSN sent before it, and a run from
+    at or below the cut run's first PSN goes on from none of its resends (the cut run may be
+    two episodes' resends interleaved: one may go on from its first resend). A run resumed
+    later is not weighed so: its resends past the cut may be that episode's."""
+    run = e["cut_of"][cutter]
+    full = (e["end_ext"][run] >= e["sent_hi"][run]) & (e["resumed"][run] == 0)
+    return full & (e["start_ext"][cutter] <= e["start_ext"][run])
 
 
 def _chain_misses(alt: np.ndarray, oldest: np.ndarray) -> np.ndarray:
