@@ -190,6 +190,50 @@ def test_hard_case(tmp_path: Path, case: int) -> None:
     check(tmp_path, "clean", seed, **mix)
 
 
+def test_complete_run_keeps_its_mode_beside_a_restart_of_open_cause(tmp_path: Path) -> None:
+    """A NAK storm on a selective-repeat NIC that resends SENDs back N (a hard case): a
+    WRITE's selective repeat resent its PSN and the newest, then a restart from that same
+    PSN with no NAK left (the SEND's go-back-N resuming) cut it. Nothing can be more of a
+    run that reached the newest PSN, nor go on from its resends after going back, so the
+    selective repeat keeps its mode; the restart's own cause and mode stay open."""
+    mix, seed = HARD_CASES[14]
+    a, truth = analyzed(tmp_path, "clean", seed, **mix)
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps = a.retransmissions.sort_values("first_frame").reset_index(drop=True)
+    open_cause = eps.index[eps["trigger_certainty"] == "uncertain"]
+    kept = [
+        k - 1
+        for k in open_cause
+        if k > 0
+        and eps.loc[k - 1, "start_psn"] == eps.loc[k, "start_psn"]
+        and eps.loc[k - 1, "mode"] == "selective-repeat"
+        and eps.loc[k - 1, "packets"] == 2
+    ]
+    assert kept
+    assert (eps.loc[kept, "mode_certainty"] != "uncertain").all()
+
+
+def test_selective_repeat_split_keeps_its_mode_beside_a_send_run(tmp_path: Path) -> None:
+    """A NAK storm seen at the sender, on a NIC that resends SENDs back N and WRITEs
+    selectively (a hard case): a WRITE's resend and a skip to the newest PSN, back to back,
+    split off for a NAK that the SEND's go-back-N run, overtaken by an ACK, may have been
+    about to reach. No go-back-N skips to the newest PSN and nothing was acknowledged in
+    between, so the two are one selective repeat: its mode stands though the run's differs."""
+    mix, seed = HARD_CASES[24]
+    a, truth = analyzed(tmp_path, "clean", seed, **mix)
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps = a.retransmissions
+    split = eps[
+        (eps["mode"] == "selective-repeat")
+        & (eps["packets"] == 2)
+        & (eps["nak_frames"].map(len) > 1)
+    ]
+    assert len(split)
+    assert (split["mode_certainty"] != "uncertain").all()
+
+
 # Measured share of uncertain episodes on the hard cases: ns 22%, us 30%, jitter50 22%,
 # 25G 19%, 400G 18% (was 22%, 38%, 22%, 24%, 24%; before that 25%, 41%, 25%, 27%, 27%,
 # then 33%, 45%, 37%, 30%, 36%, and 64-79% first). A resend that may answer its own NAK

@@ -497,15 +497,17 @@ def _modes(
     # or a selective repeat's skip to the newest PSN sent after its lost resend
     certainty[above & (e["start_ext"] >= e["last_sent_first"])] = UNCERTAIN
     # an episode whose cause is open may be two NICs' episodes run together: its PSNs then
-    # show no one policy; and a run cut by such an episode may go on in it
+    # show no one policy; and a run cut by such an episode may go on in it, unless none of
+    # its resends can go on there
     certainty[trigger_certainty == UNCERTAIN] = UNCERTAIN
     # a restart that took a split's NAK (_claim_taken_naks): each resend after its first
     # may answer a NAK of its own, a WRITE's by selective repeat; a SEND's goes back N
     certainty[np.isin(np.arange(len(e)), list(x.claimed)) & ~sends_only] = UNCERTAIN
-    cut = e["cut_of"][(trigger_certainty == UNCERTAIN) & (e["cut_of"] >= 0)]
-    certainty[cut] = UNCERTAIN
+    cutter = np.flatnonzero((trigger_certainty == UNCERTAIN) & (e["cut_of"] >= 0))
+    certainty[e["cut_of"][cutter[~_cannot_go_on(e, cutter)]]] = UNCERTAIN
     if len(x.alt) == len(e):
-        _same_mode_either_run(x.alt, mode, certainty, sends_only)
+        whole = _whole_selective_repeat(x, e, mode, certainty)
+        _same_mode_either_run(np.where(whole, -1, x.alt), mode, certainty, sends_only)
     return mode, certainty
 
 
@@ -527,6 +529,44 @@ def _message_starts_at_nak(x: Context, e: np.ndarray) -> np.ndarray:
         if len(ev):
             out[k] = x.pp.position[c.row[lo + ev[0]]] in (POS_LAST, POS_ONLY)
     return out
+
+
+def _whole_selective_repeat(
+    x: Context, e: np.ndarray, mode: np.ndarray, certainty: np.ndarray
+) -> np.ndarray:
+    """Splits in doubt whose two resends, back to back in the conversation, are their first
+    PSN and a skip to the newest PSN sent (selective repeat, certain) where the capture
+    point loses no requests on the way, and neither a NAK of a PSN the skip passes over
+    nor an acknowledgement of anything new came between the split's NAK and its second
+    resend. The newest PSN is then a selective repeat's second resend (no go-back-N skips
+    there), sent right after that repeat's first (only an acknowledgement removes it, and
+    a repeat of a later NAK shows that NAK), so the first resend is the repeat's own and no
+    more of the run it may continue: the split's mode is its own, and that run's is not
+    changed by it."""
+    c = x.conv
+    out = (x.alt >= 0) & (mode == "selective-repeat") & (certainty == CERTAIN)
+    out &= (e["n_resent"] == 2) & (e["skips"] == 1) & (e["tail_skips"] == 1)
+    out &= (e["ack_skips"] == 0) & (e["resumed"] == 0) & (e["nak_ev"] >= 0)
+    out &= ~x.losses_upstream[e["conv"]]
+    for k in np.flatnonzero(out):  # such splits are few
+        ev = np.arange(e["nak_ev"][k] + 1, e["last_ev"][k])
+        ev = ev[c.conv[ev] == e["conv"][k]]
+        nak = np.isin(c.kind[ev], (NAK, RNR_NAK))
+        passed = nak & (c.ext[ev] > e["start_ext"][k]) & (c.ext[ev] <= e["end_ext"][k])
+        out[k] = not (passed | ((c.flags[ev] & cn.ADVANCE) > 0)).any()
+    return out
+
+
+def _cannot_go_on(e: np.ndarray, cutter: np.ndarray) -> np.ndarray:
+    """Per episode of `cutter`: were its resends more of no NIC run whose resends the run it
+    cut shows? A NIC's run goes forward from where it stopped, and new data ends every run:
+    nothing follows a run that resent up to the newest PSN sent before it, and a run from
+    at or below the cut run's first PSN goes on from none of its resends (the cut run may be
+    two episodes' resends interleaved: one may go on from its first resend). A run resumed
+    later is not weighed so: its resends past the cut may be that episode's."""
+    run = e["cut_of"][cutter]
+    full = (e["end_ext"][run] >= e["sent_hi"][run]) & (e["resumed"][run] == 0)
+    return full & (e["start_ext"][cutter] <= e["start_ext"][run])
 
 
 def _chain_misses(alt: np.ndarray, oldest: np.ndarray) -> np.ndarray:
