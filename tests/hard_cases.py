@@ -582,5 +582,3 @@ HARD_CASES: list[tuple[dict[str, Any], int]] = [
         27,
     ),
 ]
-
-SLOW_ANSWER_CASE = 38  # the NAK's resend that may have been the ACK timer's
