@@ -69,9 +69,10 @@ typedef struct {
                              was seen (the resend may answer it) */
     int64_t alt_lo;       /* a restart that may continue several runs on one chain: the
                              oldest (-1: only alt_of) */
-    int64_t taken_split;  /* a resend kept in the run whose PSN's NAK a split with a run it
-                             may continue took (that split, -1 none): were the split more of
-                             its run, the NAK would have split this one */
+    int64_t taken_split;  /* a resend kept in the run whose PSN's NAK an episode took in
+                             doubt (taken_in_doubt; that episode, -1 none): were the split
+                             more of its run, or the restart its own PSN's answer, the NAK
+                             would have split this one */
     int64_t near_taken;   /* a restart for a NAK of a PSN the open run went on through not
                              much after that NAK (near_split), no run to resume: had that
                              resend answered the NAK, the restart would have no cause */
@@ -324,14 +325,22 @@ static int skipped_over(Machine *m, const Conv *c, Py_ssize_t i, int64_t ext)
     return 1;
 }
 
-/* The newest split (an episode with a run it may continue) that took a NAK of exactly PSN
- * `ext`, -1 none. */
+/* Did episode `t` take NAK `nk` in doubt: split off for it with a run it may continue, or
+ * a restart below the NAKed PSN (a go-back-0 reading) beside a NAK of its own first PSN,
+ * which it may answer instead? */
+static int taken_in_doubt(const Episode *t, const Nak *nk)
+{
+    return t->alt_of != -1 || (t->start_ext < nk->ext && t->own_nak_seen);
+}
+
+/* The newest episode that took a NAK of exactly PSN `ext` in doubt (taken_in_doubt), -1
+ * none. */
 static int64_t nak_taken_by_split(Machine *m, const Conv *c, int64_t ext)
 {
     Py_ssize_t stop = m->naks.n - NAK_LOOKBACK > c->naks0 ? m->naks.n - NAK_LOOKBACK : c->naks0;
     for (Py_ssize_t k = m->naks.n - 1; k >= stop; k--) {
         Nak *nk = &m->naks.at[k];
-        if (nk->ext == ext && nk->taker >= 0 && m->eps.at[nk->taker].alt_of != -1)
+        if (nk->ext == ext && nk->taker >= 0 && taken_in_doubt(&m->eps.at[nk->taker], nk))
             return nk->taker;
     }
     return -1;

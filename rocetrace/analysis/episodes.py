@@ -117,9 +117,12 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     certainty[later & (e["start_ext"] <= e["read_resp_hi"]) & (e["read_naked"] == 1)] = UNCERTAIN
     doubt = _split_at_the_floor(x, e, wait)
     # a resend kept in the run whose NAK a split in doubt took: were that split more of its
-    # run, the NAK would have split this one
+    # run, the NAK would have split this one; so too a NAK a go-back-0 reading beside a NAK
+    # of its own first PSN took (were that restart the other NAK's answer)
     taker = e["taken_split"]
-    taken = (taker >= 0) & doubt[np.maximum(taker, 0)] & (e["alt_of"][np.maximum(taker, 0)] != -1)
+    t = np.maximum(taker, 0)
+    gb0_taker = (e["start_ext"][t] < e["nak_ext"][t]) & (e["own_nak_seen"][t] == 1)
+    taken = (taker >= 0) & ((doubt[t] & (e["alt_of"][t] != -1)) | gb0_taker)
     # a resend kept in the run not much after a NAK of its own PSN, or whose NAK a split in
     # doubt took: it may be that NAK's answer, and the run from there another episode; the
     # trigger is a NAK either way (only which NAK frame is open, _nak_frames), unless an
