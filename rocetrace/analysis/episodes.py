@@ -12,6 +12,7 @@ same NIC's certain episodes: the recovery policy is a NIC setting) or `uncertain
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -74,6 +75,13 @@ class Context:
     claimed: dict[int, list[int]] = field(default_factory=dict)
 
 
+def _among(n: int, episodes: Iterable[int]) -> np.ndarray:
+    """A mask over `n` episodes, true at those listed (the keys of `x.near`, `x.claimed`)."""
+    out = np.zeros(n, bool)
+    out[list(episodes)] = True
+    return out
+
+
 def _ts(c: cn.Conversations, ev: np.ndarray) -> np.ndarray:
     """Timestamps of events; events -1 read as the int64 minimum's neighbourhood (absent)."""
     return np.where(ev >= 0, c.ts[np.maximum(ev, 0)], np.iinfo(np.int64).min // 4)
@@ -132,7 +140,7 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     for k, naks in x.claimed.items():  # a restart that took a split's NAK: those NAKs too
         if k in x.near or not two_ways[k]:
             x.near[k] = sorted({*x.near.get(k, []), *naks})
-    kept = np.isin(np.arange(len(e)), list(x.near)) & (e["nak_kind"] == NAK)
+    kept = _among(len(e), x.near) & (e["nak_kind"] == NAK)
     x.split_open = _resumed_after_split(x, e) == -1
     open_split = x.split_open | (two_ways & ~kept)
     certainty[open_split] = UNCERTAIN
@@ -140,18 +148,18 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # leaves the restart no cause (no NAK, no timer, no run to resume), which needs a NAK
     # the capture did not show
     certainty[(e["near_taken"] == 1) & (certainty == CERTAIN)] = LIKELY
-    claimed = np.isin(np.arange(len(e)), list(x.claimed))
+    claimed = _among(len(e), x.claimed)
     certainty[claimed & (certainty == CERTAIN)] = LIKELY
     below_own = has_nak & (e["start_ext"] < e["nak_ext"]) & (e["own_nak_seen"] == 1)
     certainty[below_own] = UNCERTAIN  # a go-back-0 reading beside a NAK of its own PSN
     slow = (cause >= 0) & (trigger != "rnr") & (wait >= MIN_ACK_TIMEOUT_NS - slack)
     x.seen["timer_ns"] = _timeout_silence(x, e, trigger)
     if slow.any():
-        _slow_answers(x, e, slow, cause, trigger, certainty)
+        _slow_answers(x, e, slow, cause, wait, trigger, certainty)
     # a timer's run that skipped forward onto a PSN a NAK had asked for: that resend may be
     # the NAK's selective answer, another episode (a NIC answers a NAK inside a run)
     skipped = np.flatnonzero((trigger == "timeout") & (e["skips"] > 0))
-    asked = _near_naks(c, e, np.isin(np.arange(len(e)), skipped))
+    asked = _near_naks(c, e, _among(len(e), skipped))
     certainty[[k for k in skipped.tolist() if asked.get(k, True)]] = UNCERTAIN  # RNR: absent
     x.alt = _either_run(e, doubt, trigger, certainty)
     return trigger, certainty
@@ -284,6 +292,7 @@ def _slow_answers(
     e: np.ndarray,
     slow: np.ndarray,
     cause: np.ndarray,
+    wait: np.ndarray,
     trigger: np.ndarray,
     certainty: np.ndarray,
 ) -> None:
@@ -299,20 +308,22 @@ def _slow_answers(
     c = x.conv
     t0 = c.ts[e["first_ev"]]
     since = t0 - c.ts[_progress_before(c, e["conv"], cause)]
-    timer = (x.nic or NicContext(timer_ns=x.seen.get("timer_ns"))).shortest_timer()  # type: ignore[arg-type]
+    timers = x.nic or NicContext(timer_ns=x.seen.get("timer_ns"))  # type: ignore[arg-type]
+    timer = timers.shortest_timer()
     lag = cn.slowest_answers(c)[e["conv"]]
     reach = since + x.tol.slack_ns + lag  # a timer no longer than this may have fired
     maybe_timer = slow & (reach >= timer)
     certainty[maybe_timer] = UNCERTAIN
     x.seen["timer_margin"] = timer_margin(reach[slow], timer)
-    _timer_not_nak(x, e, maybe_timer, cause, trigger, certainty)
+    _timer_not_nak(x, e, maybe_timer, wait, timers.timer_ns, trigger, certainty)
 
 
 def _timer_not_nak(
     x: Context,
     e: np.ndarray,
     maybe_timer: np.ndarray,
-    cause: np.ndarray,
+    wait: np.ndarray,
+    measured: int | None,
     trigger: np.ndarray,
     certainty: np.ndarray,
 ) -> None:
@@ -321,16 +332,16 @@ def _timer_not_nak(
     from the sender is longer than the NIC's by up to a round trip): the NAK's answer would
     be as slow as the NIC's timer, which no NAK answer the capture shows is (such a one
     would be in doubt itself). The NAK was lost after the capture point and the timer
-    fired: a timeout, likely, for a run no resend of which may answer another NAK."""
+    fired: a timeout, likely, for a run no resend of which may answer another NAK.
+    `wait`: since the NAK, less PFC pause; `measured`: the shortest timeout the capture's
+    timeouts show (None: none)."""
     c = x.conv
-    measured = (x.nic or NicContext(timer_ns=x.seen.get("timer_ns"))).timer_ns  # type: ignore[arg-type]
-    wait = c.ts[e["first_ev"]] - _ts(c, cause) - x.paused_ns
     floor = np.maximum(c.floor[e["conv"]], 0) if len(c.floor) else np.zeros(len(e), np.int64)
     timed = maybe_timer & (trigger == "nak") & (e["start_ext"] >= e["nak_ext"])
     # one run from its first PSN on, that no resend of may answer another NAK (a skip, a
     # split in doubt): else part of it may be a NAK's answer after all
     timed &= (e["skips"] == 0) & (e["near_split"] == 0) & (e["taken_split"] < 0)
-    timed &= ~x.split_open & ~np.isin(np.arange(len(e)), list(x.near))
+    timed &= ~x.split_open & ~_among(len(e), x.near)
     reach = wait + x.tol.slack_ns + floor  # a timeout no longer than this: the timer's
     # no timeout measured: the rule reads none (as if every timeout were beyond reach)
     threshold = NO_MARGIN[1] if measured is None else max(measured, MIN_ACK_TIMEOUT_NS)
@@ -490,7 +501,7 @@ def _modes(
     # a run that went on through a PSN soon after its NAK may be two episodes, the second
     # from that resend on: its shape shows one policy only as likely (the other reading
     # needs an answer sooner than any the path shows)
-    near = np.isin(np.arange(len(e)), list(x.near))
+    near = _among(len(e), x.near)
     certainty[near & (certainty == CERTAIN)] = LIKELY
     # a run above its NAKed PSN (its first resends lost, _above_nak): a go-back-0 would have
     # begun at that PSN's message, which only a message begun at that PSN rules out
@@ -505,7 +516,7 @@ def _modes(
     certainty[trigger_certainty == UNCERTAIN] = UNCERTAIN
     # a restart that took a split's NAK (_claim_taken_naks): each resend after its first
     # may answer a NAK of its own, a WRITE's by selective repeat; a SEND's goes back N
-    certainty[np.isin(np.arange(len(e)), list(x.claimed)) & ~sends_only] = UNCERTAIN
+    certainty[_among(len(e), x.claimed) & ~sends_only] = UNCERTAIN
     cutter = np.flatnonzero((trigger_certainty == UNCERTAIN) & (e["cut_of"] >= 0))
     certainty[e["cut_of"][cutter[~_cannot_go_on(e, cutter)]]] = UNCERTAIN
     if len(x.alt) == len(e):
