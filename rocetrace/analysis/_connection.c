@@ -335,7 +335,7 @@ static int taken_in_doubt(const Episode *t, const Nak *nk)
 
 /* The newest episode that took a NAK of exactly PSN `ext` in doubt (taken_in_doubt), -1
  * none. */
-static int64_t nak_taken_by_split(Machine *m, const Conv *c, int64_t ext)
+static int64_t nak_taken_in_doubt(Machine *m, const Conv *c, int64_t ext)
 {
     Py_ssize_t stop = m->naks.n - NAK_LOOKBACK > c->naks0 ? m->naks.n - NAK_LOOKBACK : c->naks0;
     for (Py_ssize_t k = m->naks.n - 1; k >= stop; k--) {
@@ -604,7 +604,7 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
     } else {
         E->contiguous++;
     }
-    int64_t taker = nak_taken_by_split(m, c, e);
+    int64_t taker = nak_taken_in_doubt(m, c, e);
     if (taker >= 0)
         E->taken_split = taker;
     if (e != E->start_ext && e != E->last_sent_first && !nak_seen(m, c, e))
