@@ -603,4 +603,23 @@ HARD_CASES: list[tuple[dict[str, Any], int]] = [
         },
         84,
     ),
+    # A selective-repeat NIC's SEND goes back N from a NAKed PSN at 25 Gb/s; the resend of
+    # the PSN after it is lost before this receiver, so the capture shows the NAKed PSN and
+    # then the newest one, two frame times apart: the room of exactly the lost resend. Read
+    # as "back to back, no room" (the bound allowed one frame too many), the skip was a
+    # certain selective repeat.
+    (
+        {
+            "ops": ("send",),
+            "recovery": "selective-repeat",
+            "vantage": "receiver",
+            "qps": 3,
+            "messages": 4,
+            "message_size": 4096,
+            "start_psn": None,
+            "losses": (Loss(every=20),),
+            "max_packets": 3000,
+        },
+        172,
+    ),
 ]

@@ -449,7 +449,10 @@ def _modes(
     # answer may be this restart, taken for another run (a NAK storm)
     certainty[gb0 & (e["own_nak_seen"] == 1)] = UNCERTAIN
     upstream = x.losses_upstream[e["conv"]]
-    certainty[tail_skip & ~overtaken & (~upstream | _back_to_back(x, e))] = CERTAIN
+    certainty[tail_skip & ~overtaken & ~upstream] = CERTAIN
+    # back to back where requests are lost upstream: a switch queue between the loss and
+    # the capture point may have closed the gap a lost resend left, so only likely
+    certainty[tail_skip & ~overtaken & upstream & _back_to_back(x, e)] = LIKELY
     # a go-back-N would have lost every resend the skip passes over, more in a row than the
     # path loses anywhere else in the capture
     burst = tail_skip & ~overtaken & (certainty != CERTAIN) & (e["skipped"] >= 2)
@@ -695,7 +698,10 @@ def _resolve_hidden_first(
 def _back_to_back(x: Context, e: np.ndarray) -> np.ndarray:
     """Were an episode's first and second resends sent back to back, leaving no room on the
     wire for the PSNs between them (which a go-back-N would have sent, and the capture
-    point might have missed)? Needs the link speed and a clock finer than a frame."""
+    point might have missed)? Under a go-back-N the two timestamps lie at least the wire
+    time of the PSNs between apart, plus that of the first resend (timestamps taken as a
+    frame starts) or of the second (as it ends): the shorter of the two is the bound.
+    Needs the link speed and a clock finer than a frame."""
     out = np.zeros(len(e), bool)
     if x.tol.link_bps is None:
         return out
@@ -707,9 +713,25 @@ def _back_to_back(x: Context, e: np.ndarray) -> np.ndarray:
             continue
         a, b = e["first_ev"][k] + rows[0], e["first_ev"][k] + rows[1]
         room = c.ts[b] - c.ts[a] + x.tol.slack_ns
-        frame = x.tol.frame_ns(int(pp.wire_len[c.row[b]]))
-        out[k] = room < frame * (1 + int(c.ext[b] - c.ext[a] - 1)) * 1.0 + frame
+        ends = min(int(pp.wire_len[c.row[a]]), int(pp.wire_len[c.row[b]]))
+        out[k] = room < x.tol.frame_ns(ends + _wire_between(x, e["conv"][k], c.ext[a], c.ext[b]))
     return out
+
+
+def _wire_between(x: Context, conv: int, lo_ext: int, hi_ext: int) -> int:
+    """The wire bytes, at least, of the PSNs strictly between two of a conversation's: a
+    resend is as long as its original, and a PSN the capture never showed is at least as
+    long as the conversation's shortest request."""
+    c = x.conv
+    lo, hi = np.searchsorted(c.conv, [conv, conv + 1])
+    request = c.kind[lo:hi] == REQUEST
+    ext, wire = c.ext[lo:hi][request], x.pp.wire_len[c.row[lo:hi][request]].astype(np.int64)
+    if not len(ext):
+        return 0
+    inside = (ext > lo_ext) & (ext < hi_ext)
+    seen = pd.Series(wire[inside]).groupby(ext[inside]).min()
+    unseen = int(hi_ext - lo_ext - 1) - len(seen)
+    return int(seen.sum()) + unseen * int(wire.min())
 
 
 def _host_policy(
