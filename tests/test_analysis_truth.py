@@ -235,6 +235,40 @@ def test_selective_repeat_split_keeps_its_mode_beside_a_send_run(tmp_path: Path)
     assert (split["mode_certainty"] != "uncertain").all()
 
 
+# A go-back-0 NIC in a livelock: the same PSN of one message lost on every pass (the loss
+# strikes every n-th frame and each pass is a multiple of n long), each NAK answered by a
+# restart at the message's first PSN. Seen at the receiver the lost PSN never shows (it
+# still belongs to its message: the PSN before it was a MIDDLE); at the sender, beside the
+# first NAK of the restarts' own first PSN, which an earlier restart answered for sure.
+LIVELOCKS = [
+    (
+        {"ops": ("write_imm",), "vantage": "receiver", "message_size": 8192,
+         "losses": (Loss(every=18),)},
+        175,
+        "ns",
+    ),
+    (
+        {"ops": ("send",), "vantage": "sender", "message_size": 8192,
+         "losses": (Loss(every=17),), "link_speed_bps": 25e9},
+        731,
+        "ns",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("mix, seed, clock", LIVELOCKS)
+def test_go_back_0_livelock_restarts_are_certain(
+    tmp_path: Path, mix: dict[str, Any], seed: int, clock: str
+) -> None:
+    """Every restart of a go-back-0 livelock is that NIC's go-back-0 answer to a NAK."""
+    common = {"recovery": "go-back-0", "qps": 3, "messages": 4, "start_psn": None}
+    if mix["vantage"] == "receiver":
+        common["messages"] = 6
+    g = check(tmp_path, "clean", seed, clock, **common, **mix, max_packets=3000)
+    assert g.episodes >= 20
+    assert g.uncertain <= 0.05 * g.episodes, f"{g.uncertain} of {g.episodes} uncertain"
+
+
 # Measured share of uncertain episodes on the hard cases: ns 17%, us 26%, jitter50 17%,
 # 25G 17%, 400G 15% (was 22%, 38%, 22%, 24%, 24%; before that 25%, 41%, 25%, 27%, 27%,
 # then 33%, 45%, 37%, 30%, 36%, and 64-79% first). A resend that may answer its own NAK
