@@ -549,8 +549,11 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
     }
     int asked = asked_nak >= 0;
     /* That NAK was there before the open run began: the sender had both when it chose the
-     * run, so which one this resend answers is open (the run may go on through it). */
-    int early = asked && r->ts[m->naks.at[asked_nak].ev] <= r->ts[E->first_ev];
+     * run, so which one this resend answers is open (the run may go on through it). Capture
+     * order tells (a NAK recorded after the run's first resend reached the sender after it
+     * was sent, at any capture point), not timestamps: a coarse clock ties them, a jittery
+     * one swaps them. */
+    int early = asked && m->naks.at[asked_nak].ev < E->first_ev;
     /* In a run of READ re-issues (no NAK: the requester asks again for the responses one
      * READ is missing), each READ request asked again is an episode of its own. */
     int reissue = is_read_request(r->opcode[i]) && is_read_request((int16_t)E->start_opcode) &&
