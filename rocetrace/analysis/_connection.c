@@ -77,6 +77,8 @@ typedef struct {
                              much after that NAK (near_split), no run to resume: had that
                              resend answered the NAK, the restart would have no cause */
     int64_t split_by;     /* cut_by_split: the split that cut the run (-1 none, -2 several) */
+    int64_t alt_two;      /* a split (S_ASKED) that may continue either of two runs (alt_of
+                             -2): the cut run it would resume; the other is cut_of (-1 none) */
 } Episode;
 #define EPISODE_FIELDS (sizeof(Episode) / sizeof(int64_t))
 
@@ -448,7 +450,7 @@ static Episode *new_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_
     E.orig_ev = orig ? orig->ev : -1;
     E.msg_first = orig ? orig->msg_first : NONE;
     E.cut_of = c->open;
-    E.alt_of = E.taken_split = E.alt_lo = E.split_by = -1;
+    E.alt_of = E.taken_split = E.alt_lo = E.split_by = E.alt_two = -1;
     if (!PUSH(m->eps, E)) {
         m->oom = 1;
         return NULL;
@@ -585,8 +587,11 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
     }
     int asked = asked_nak >= 0;
     /* That NAK was there before the open run began: the sender had both when it chose the
-     * run, so which one this resend answers is open (the run may go on through it). */
-    int early = asked && r->ts[m->naks.at[asked_nak].ev] <= r->ts[E->first_ev];
+     * run, so which one this resend answers is open (the run may go on through it). Capture
+     * order tells (a NAK recorded after the run's first resend reached the sender after it
+     * was sent, at any capture point), not timestamps: a coarse clock ties them, a jittery
+     * one swaps them. */
+    int early = asked && m->naks.at[asked_nak].ev < E->first_ev;
     /* In a run of READ re-issues (no NAK: the requester asks again for the responses one
      * READ is missing), each READ request asked again is an episode of its own. */
     int reissue = is_read_request(r->opcode[i]) && is_read_request((int16_t)E->start_opcode) &&
@@ -620,10 +625,13 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
             }
             N->alt_lo = restart && other >= 0 ? oldest : -1;
             /* resumable too: the resend may continue either of two runs */
-            if (N->nak_early && N->alt_of != other)
+            if (N->nak_early && N->alt_of != other) {
+                /* a split: the cut run it would resume (alt_two) or the run it split */
+                N->alt_two = !restart && other >= 0 ? N->alt_of : -1;
                 N->alt_of = -2;
-            else
+            } else {
                 N->alt_of = other;
+            }
             N->nak_early = 1;
         }
         return;

@@ -67,6 +67,8 @@ class Context:
     seen: dict[str, object] = field(default_factory=dict)  # this table's own NicContext parts
     # per episode: the run its first resend may continue instead (-1 none; _either_run)
     alt: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # per split that may continue either of two runs: the second (-1 none; _second_run)
+    alt2: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     # per episode in a run that went on through a PSN soon after its NAK: those NAK events
     near: dict[int, list[int]] = field(default_factory=dict)
     # per episode: a run resumed after a split in doubt whose trigger that leaves open
@@ -161,7 +163,8 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     skipped = np.flatnonzero((trigger == "timeout") & (e["skips"] > 0))
     asked = _near_naks(c, e, _among(len(e), skipped))
     certainty[[k for k in skipped.tolist() if asked.get(k, True)]] = UNCERTAIN  # RNR: absent
-    x.alt = _either_run(e, doubt, trigger, certainty)
+    x.alt2 = _second_run(e, doubt)
+    x.alt = _either_run(e, doubt, trigger, certainty, x.alt2)
     return trigger, certainty
 
 
@@ -249,21 +252,31 @@ RANK = {CERTAIN: 0, LIKELY: 1, UNCERTAIN: 2}
 
 
 def _either_run(
-    e: np.ndarray, doubt: np.ndarray, trigger: np.ndarray, certainty: np.ndarray
+    e: np.ndarray,
+    doubt: np.ndarray,
+    trigger: np.ndarray,
+    certainty: np.ndarray,
+    alt2: np.ndarray,
 ) -> np.ndarray:
     """Episodes split off for a NAK where the capture cannot tell the split from more of
     the run it cut (`doubt`): the resend answers that NAK, or it continues that run (`alt`),
     whose trigger is then its trigger. When both readings name the same trigger kind, the
     trigger is as certain as the less certain of the two, and only which NAK frame is
     open; else it is uncertain. Chains (a NAK storm: each split may continue the one before)
-    are followed to their first run. Returns per episode the run it may continue (-1
-    none), with `certainty` updated in place."""
+    are followed to their first run. A split that may continue either of two runs
+    (`alt2`, _second_run) is weighed by both. Returns per episode the run it may continue
+    (-1 none), with `certainty` updated in place."""
     alt = np.where(doubt, np.where(e["alt_of"] >= 0, e["alt_of"], -1), -1)
+    alt = np.where(alt2 >= 0, e["cut_of"], alt)
     certainty[doubt & (alt < 0)] = UNCERTAIN  # no run, or two runs, it may continue
     rank = pd.Series(certainty, dtype=object).map(RANK).to_numpy(np.int8)
     has = alt >= 0
     rank[has & (trigger != trigger[np.maximum(alt, 0)])] = RANK[UNCERTAIN]
+    rank[(alt2 >= 0) & (trigger != trigger[np.maximum(alt2, 0)])] = RANK[UNCERTAIN]
     rank[_chain_misses(alt, e["alt_lo"])] = RANK[UNCERTAIN]
+    if (alt2 >= 0).any():  # runs come before the splits that may continue them
+        for k in np.flatnonzero(has).tolist():
+            rank[k] = max(rank[k], rank[alt[k]], rank[alt2[k]] if alt2[k] >= 0 else 0)
     up = alt.copy()
     while (up >= 0).any():  # pointer jumping: the worst rank along each chain
         on = up >= 0
@@ -271,6 +284,14 @@ def _either_run(
         up[on] = up[up[on]]
     certainty[has] = np.asarray(CERTAINTIES, dtype=object)[rank[has]]
     return alt
+
+
+def _second_run(e: np.ndarray, doubt: np.ndarray) -> np.ndarray:
+    """Per split in doubt of exactly the PSN where a cut run would resume, that may also
+    continue the run it split (the state machine's alt_two): the cut run, its second
+    reading's run (-1 none). Either reading answers that run's NAK, or the split answers
+    its own: when all are NAKs the trigger stands (_either_run)."""
+    return np.where(doubt & (e["alt_of"] == -2) & (e["cut_of"] >= 0), e["alt_two"], -1)
 
 
 def _split_at_the_floor(x: Context, e: np.ndarray, wait: np.ndarray) -> np.ndarray:
@@ -525,6 +546,8 @@ def _modes(
     if len(x.alt) == len(e):
         whole = _whole_selective_repeat(x, e, mode, certainty)
         _same_mode_either_run(np.where(whole, -1, x.alt), mode, certainty, sends_only)
+        if len(x.alt2) == len(e):  # a split that may continue either of two runs: both
+            _same_mode_either_run(np.where(whole, -1, x.alt2), mode, certainty, sends_only)
     return mode, certainty
 
 
@@ -783,8 +806,11 @@ def _nak_frames(x: Context, e: np.ndarray, by_nak: np.ndarray) -> list[list[int]
     for run, naks in x.near.items():  # the NAKs a resend of the run may answer instead
         frames = x.conv.frames_of(np.asarray(naks, np.int64), x.pp).tolist()
         out[run] += [f for f in frames if f not in out[run]] if by_nak[run] else []
+    alt2 = x.alt2 if len(x.alt2) == len(e) else np.full(len(e), -1)
     for k in np.flatnonzero((alt >= 0) & by_nak):  # splits in doubt: few; runs come first
         out[k] = out[k] + [f for f in out[alt[k]] if f not in out[k]]
+        if alt2[k] >= 0:  # the second run it may continue (_second_run)
+            out[k] = out[k] + [f for f in out[alt2[k]] if f not in out[k]]
     return out
 
 
