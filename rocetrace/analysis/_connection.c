@@ -214,15 +214,6 @@ static inline void remember(Machine *m, int64_t ext, int64_t ev, int32_t opcode,
     s->count = 1;
     s->opcode = opcode;
     s->msg_first = msg_first;
-    /* a PSN seen late (its first sends lost before the capture point) joins the MIDDLE and
-     * LAST packets after it, seen before it with no message known, to its message */
-    for (int64_t q = ext + 1; msg_first != NONE; q++) {
-        Slot *n = slot_of(m, q);
-        int pos = n ? m->r->pos[n->ev] : P_NONE;
-        if (!n || n->msg_first != NONE || (pos != P_MIDDLE && pos != P_LAST))
-            break;
-        n->msg_first = msg_first;
-    }
 }
 
 /* Zeek-style history: a letter the first time, then again at 10, 100, 1000... */
@@ -303,27 +294,6 @@ static int nak_seen(Machine *m, const Conv *c, int64_t ext)
     for (Py_ssize_t k = m->naks.n - 1; k >= stop; k--)
         if (m->naks.at[k].ext == ext)
             return 1;
-    return 0;
-}
-
-/* Was a NAK of exactly PSN `ext` seen (within the lookback) that no run answered for
- * sure? A NAK is spent when the episode that took it began at its PSN, sooner after it
- * than any timer fires, and may continue no other run: a later restart at that PSN
- * cannot be its answer instead (the first would then have had no cause). */
-static int nak_unspent(Machine *m, const Conv *c, int64_t ext)
-{
-    Run *r = m->r;
-    Py_ssize_t stop = m->naks.n - NAK_LOOKBACK > c->naks0 ? m->naks.n - NAK_LOOKBACK : c->naks0;
-    for (Py_ssize_t k = m->naks.n - 1; k >= stop; k--) {
-        Nak *nk = &m->naks.at[k];
-        if (nk->ext != ext)
-            continue;
-        Episode *t = nk->taker >= 0 ? &m->eps.at[nk->taker] : NULL;
-        int spent = t && t->start_ext == ext && t->alt_of == -1 && !t->nak_early &&
-                    r->ts[t->first_ev] - r->ts[nk->ev] < MIN_ACK_TIMEOUT_NS - r->tol;
-        if (!spent)
-            return 1;
-    }
     return 0;
 }
 
@@ -513,7 +483,7 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
     Run *r = m->r;
     Py_ssize_t k = find_nak(m, c, i, e, 1, 0, 0);
     int msg_start = r->pos[i] == P_FIRST || r->pos[i] == P_ONLY;
-    int own_nak_seen = k >= 0 || nak_unspent(m, c, e);
+    int own_nak_seen = k >= 0 || nak_seen(m, c, e);
     if (k < 0 && msg_start)
         k = find_nak(m, c, i, e, 0, c->sent_hi + 1, 0);
     if (k < 0 && c->cut >= 0 && !c->new_data && resumes_cut(m, c, i, e)) {
