@@ -249,7 +249,7 @@ def test_selective_repeat_split_keeps_its_mode_beside_a_send_run(tmp_path: Path)
 # trigger itself is open; restarts inside a message where a go-back-0's lost first resends
 # would look the same; READ re-issues and slow answers with no timeout measured. The
 # bounds keep it from getting worse unnoticed; the aim is 5%.
-UNCERTAIN_AT_MOST = {"ns": 0.18, "us": 0.26, "jitter50": 0.18, "25G": 0.18, "400G": 0.16}
+UNCERTAIN_AT_MOST = {"ns": 0.15, "us": 0.23, "jitter50": 0.15, "25G": 0.16, "400G": 0.15}
 
 
 @pytest.mark.parametrize("clock", sorted(UNCERTAIN_AT_MOST))
