@@ -204,6 +204,18 @@ static inline Slot *slot_of(Machine *m, int64_t ext)
     return s->ext == ext && s->ev >= 0 && s->conv == m->conv ? s : NULL;
 }
 
+/* A PSN the capture first saw late (it had missed the first copy) completes the message
+ * of the MIDDLE and LAST packets after it, whose first PSN was unknown (NONE: the packet
+ * before each was missing): each follows its message's previous packet, so the first
+ * PSN now known is theirs too, up to the next PSN not seen or already known. */
+static void fill_msg_first(Machine *m, int64_t ext, int64_t msg_first)
+{
+    if (msg_first == NONE)
+        return;
+    for (Slot *s = slot_of(m, ext + 1); s && s->msg_first == NONE; s = slot_of(m, ++ext + 1))
+        s->msg_first = msg_first;
+}
+
 static inline void remember(Machine *m, int64_t ext, int64_t ev, int32_t opcode,
                             int64_t msg_first)
 {
@@ -214,6 +226,7 @@ static inline void remember(Machine *m, int64_t ext, int64_t ev, int32_t opcode,
     s->count = 1;
     s->opcode = opcode;
     s->msg_first = msg_first;
+    fill_msg_first(m, ext, msg_first);
 }
 
 /* Zeek-style history: a letter the first time, then again at 10, 100, 1000... */

@@ -75,6 +75,9 @@ class Context:
     split_open: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     # per restart that takes a NAK a split in doubt took (_claim_taken_naks): those NAKs
     claimed: dict[int, list[int]] = field(default_factory=dict)
+    # per episode: a go-back-0 reading beside a NAK of its own first PSN that a clean
+    # answer of another episode took (_own_nak_answered)
+    own_answered: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
 
 
 def _among(n: int, episodes: Iterable[int]) -> np.ndarray:
@@ -131,7 +134,9 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # of its own first PSN took (were that restart the other NAK's answer)
     taker = e["taken_split"]
     t = np.maximum(taker, 0)
-    gb0_taker = (e["start_ext"][t] < e["nak_ext"][t]) & (e["own_nak_seen"][t] == 1)
+    below_own = has_nak & (e["start_ext"] < e["nak_ext"]) & (e["own_nak_seen"] == 1)
+    x.own_answered = _own_nak_answered(x, e, below_own, wait)
+    gb0_taker = below_own[t] & ~x.own_answered[t]
     taken = (taker >= 0) & ((doubt[t] & (e["alt_of"][t] != -1)) | gb0_taker)
     # a resend kept in the run not much after a NAK of its own PSN, or whose NAK a split in
     # doubt took: it may be that NAK's answer, and the run from there another episode; the
@@ -152,8 +157,10 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     certainty[(e["near_taken"] == 1) & (certainty == CERTAIN)] = LIKELY
     claimed = _among(len(e), x.claimed)
     certainty[claimed & (certainty == CERTAIN)] = LIKELY
-    below_own = has_nak & (e["start_ext"] < e["nak_ext"]) & (e["own_nak_seen"] == 1)
-    certainty[below_own] = UNCERTAIN  # a go-back-0 reading beside a NAK of its own PSN
+    # a go-back-0 reading beside a NAK of its own PSN: open, unless another episode's clean
+    # answer took that NAK (the other reading leaves that episode no cause), likely
+    certainty[below_own & ~x.own_answered] = UNCERTAIN
+    certainty[below_own & x.own_answered & (certainty == CERTAIN)] = LIKELY
     slow = (cause >= 0) & (trigger != "rnr") & (wait >= MIN_ACK_TIMEOUT_NS - slack)
     x.seen["timer_ns"] = _timeout_silence(x, e, trigger)
     if slow.any():
@@ -165,7 +172,44 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     certainty[[k for k in skipped.tolist() if asked.get(k, True)]] = UNCERTAIN  # RNR: absent
     x.alt2 = _second_run(e, doubt)
     x.alt = _either_run(e, doubt, trigger, certainty, x.alt2)
+    # a taker weighed uncertain after all: its NAK stays open for the go-back-0 reading too
+    for r in np.flatnonzero(x.own_answered):  # such restarts are few
+        if (certainty[_own_nak_takers(x, e, int(r))] == UNCERTAIN).any():
+            x.own_answered[r] = False
+            certainty[r] = UNCERTAIN
+            certainty[e["taken_split"] == r] = UNCERTAIN
     return trigger, certainty
+
+
+def _own_nak_takers(x: Context, e: np.ndarray, k: int) -> np.ndarray:
+    """The episodes that took the NAKs (and RNR NAKs) of episode k's first PSN seen before
+    its first resend, -1 for one no episode took."""
+    c = x.conv
+    naks = np.flatnonzero(np.isin(c.kind, (NAK, RNR_NAK)) & (c.conv == e["conv"][k]))
+    own = naks[(c.ext[naks] == e["start_ext"][k]) & (naks < e["first_ev"][k])]
+    taker = {int(ev): j for j, ev in enumerate(e["nak_ev"].tolist()) if ev >= 0}
+    return np.asarray([taker.get(int(ev), -1) for ev in own.tolist()], np.int64)
+
+
+def _own_nak_answered(
+    x: Context, e: np.ndarray, below_own: np.ndarray, wait: np.ndarray
+) -> np.ndarray:
+    """Restarts below their NAKed PSN (a go-back-0 reading) beside a NAK of their own first
+    PSN, where each such NAK was taken by another episode's clean answer: a NAK (no RNR NAK)
+    answered sooner than any timer, by a run no split, resumption or other NAK puts in doubt,
+    itself no such reading. Were the restart that NAK's answer instead, the other episode
+    would have no cause (a NIC goes back only for a NAK, a timer or a run it resumes, and a
+    NIC answers a NAK once), which needs a NAK the capture did not show."""
+    out = np.zeros(len(e), bool)
+    clean = (e["nak_kind"] == NAK) & (wait < MIN_ACK_TIMEOUT_NS - x.tol.slack_ns)
+    clean &= (e["alt_of"] == -1) & (e["nak_early"] == 0) & (e["near_taken"] == 0)
+    clean &= (e["near_split"] == 0) & (e["taken_split"] < 0) & (e["cut_by_split"] == 0)
+    clean &= ~below_own
+    for k in np.flatnonzero(below_own):  # such restarts are few
+        takers = _own_nak_takers(x, e, int(k))
+        out[k] = len(takers) > 0 and bool(((takers >= 0) & (takers != k)).all())
+        out[k] &= bool(clean[np.maximum(takers, 0)].all())
+    return out
 
 
 def _claim_taken_naks(x: Context, e: np.ndarray) -> np.ndarray:
@@ -468,7 +512,8 @@ def _modes(
     certainty[reissue | gb0 | (middle > 0)] = CERTAIN
     # below a NAK of a later PSN while a NAK of its own first PSN was seen too: that NAK's
     # answer may be this restart, taken for another run (a NAK storm)
-    certainty[gb0 & (e["own_nak_seen"] == 1)] = UNCERTAIN
+    certainty[gb0 & (e["own_nak_seen"] == 1) & ~x.own_answered] = UNCERTAIN
+    certainty[gb0 & x.own_answered] = LIKELY  # as its trigger (_own_nak_answered)
     upstream = x.losses_upstream[e["conv"]]
     certainty[tail_skip & ~overtaken & ~upstream] = CERTAIN
     # back to back where requests are lost upstream: a switch queue between the loss and
