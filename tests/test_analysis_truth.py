@@ -302,14 +302,41 @@ def test_go_back_0_beside_a_nak_another_episode_answered(tmp_path: Path) -> None
     assert (gb0["start_psn"] < gb0["nak_psn"]).all()
 
 
-# Measured share of uncertain episodes on the hard cases: ns 14.5%, us 22.5%, jitter50
-# 14.5%, 25G 15.4%, 400G 14.1% (was 17%, 26%, 17%, 17%, 15%; before that 22%, 38%, 22%,
-# 24%, 24%; before that 25%, 41%, 25%, 27%, 27%, then 33%, 45%, 37%, 30%, 36%, and 64-79%
-# first). A resend that may answer its own NAK
+def test_resumed_copy_swaps_with_its_split_before_a_skip_to_the_newest(tmp_path: Path) -> None:
+    """A NAK storm at a mirror (a hard case): a SEND's go-back-N run is cut by a split for
+    a NAK of its next PSN (a READ), and resumes with that same PSN right after; then comes
+    a skip to the newest PSN sent. A go-back-N goes on from the resumed PSN and a selective
+    repeat resends its NAKed PSN and the newest back to back, so the second copy is the
+    split's first resend and the first copy more of the run: the split is a selective
+    repeat, certain, and the run around it a go-back-N."""
+    mix, seed = HARD_CASES[21]
+    a, truth = analyzed(tmp_path, "clean", seed, **mix)
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps, packets = a.retransmissions, a.packets
+    swapped = [
+        k
+        for k in range(len(eps))
+        if eps.loc[k, "mode"] == "selective-repeat"
+        and eps.loc[k, "packets"] == 2
+        and packets.loc[eps.loc[k, "first_frame"] - 2, "psn"] == eps.loc[k, "start_psn"]
+        and packets.loc[eps.loc[k, "first_frame"] - 2, "episode"] != k
+    ]
+    assert swapped
+    assert (eps.loc[swapped, "mode_certainty"] == "certain").all()
+    runs = packets.loc[eps.loc[swapped, "first_frame"] - 2, "episode"].astype(int)
+    assert (eps.loc[runs, "mode"] == "go-back-n").all()
+    assert (eps.loc[runs, "mode_certainty"] != "uncertain").all()
+
+
+# Measured share of uncertain episodes on the hard cases: MEASURED
+# A resend that may answer its own NAK
 # instead of continuing its run, and a run resumed after a split in doubt, leave only
 # which NAK is open when every reading answers a NAK; a SEND-only run goes back N
 # whichever run a split's resends belong to (selective repeat covers RDMA READ and WRITE
-# only); a restart whose NAK every split in doubt took answers it; a run that reached the
+# only); a resumed run's copy of its split's PSN swaps with the split's before a skip to
+# the newest (a selective repeat's resends go back to back); a restart whose NAK every
+# split in doubt took answers it; a run that reached the
 # newest PSN keeps its mode beside a restart of open cause; a timer restart is weighed
 # from what the sender can have had. What stays open is mostly NAK storms on a
 # selective-repeat NIC where a WRITE's resend may answer its own NAK selectively or

@@ -79,6 +79,8 @@ typedef struct {
     int64_t split_by;     /* cut_by_split: the split that cut the run (-1 none, -2 several) */
     int64_t alt_two;      /* a split (S_ASKED) that may continue either of two runs (alt_of
                              -2): the cut run it would resume; the other is cut_of (-1 none) */
+    int64_t swapped;      /* a split whose first resend came right after the run it cut
+                             resent the same PSN (swap_resumed_copy): no more of that run */
 } Episode;
 #define EPISODE_FIELDS (sizeof(Episode) / sizeof(int64_t))
 
@@ -547,6 +549,57 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
     c->new_data = 0;
 }
 
+/* Resend i (PSN `e`) skips forward from the open run, which resumed with its last resend
+ * at the PSN the split that cut it (c->cut, one resend so far) had just resent: the same
+ * PSN twice, one copy the run's next, one the split's NAK's answer, in an order the
+ * capture cannot tell. A skip to the newest PSN sent (not the PSN after an ACK's) is
+ * no go-back-N's where the capture point has lost no request so far (it goes on from the
+ * resumed PSN), and no selective repeat resends a PSN between its first and the newest:
+ * it is the split's selective repeat, whose two resends go back to back unless another
+ * NAK came between (none the sender may have had since the split's NAK), so the second
+ * copy was the split's first and the first copy more of the run. The two swap episodes;
+ * the split is open again and the run cut, and the split is no more of that run (which
+ * resent its PSN already). Returns the open episode. */
+static Episode *swap_resumed_copy(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
+{
+    Run *r = m->r;
+    Episode *E = &m->eps.at[c->open];
+    if (c->cut < 0 || E->cut_by_split != 1 || E->split_by != c->cut || E->resumed < 1 ||
+        e <= E->cursor || E->last_ev != c->prev_req_ev || m->gaps.n > c->gaps0)
+        return E;
+    Episode *S = &m->eps.at[c->cut];
+    if (S->start_kind != S_ASKED || S->n_resent != 1 || S->first_ev >= E->last_ev ||
+        S->cursor != E->cursor || e != S->last_sent_first || e == c->acked + 1)
+        return E;
+    /* only a NAK the sender may have had by then (seen at least the gate before) can have
+     * moved a selective repeat's newest away from its first resend */
+    int64_t gate = r->gate[c->id];
+    if (S->nak_ev < 0 || S->nak_kind != K_NAK) /* an RNR NAK's answer goes back */
+        return E;
+    for (Py_ssize_t j = S->nak_ev + 1; j < i; j++)
+        if ((r->kind[j] == K_NAK || r->kind[j] == K_RNR) &&
+            (gate < 0 || r->ts[j] <= r->ts[i] - gate))
+            return E;
+    Py_ssize_t first = S->first_ev, again = E->last_ev, open = c->open;
+    r->episode[first] = (int32_t)open;
+    r->episode[again] = (int32_t)c->cut;
+    E->last_ev = first;
+    E->resumed--;
+    S->first_ev = S->last_ev = again;
+    S->swapped = 1;
+    S->alt_of = S->alt_lo = -1;
+    S->nak_early = 0;
+    S->prev_ev = again - 1; /* events are grouped by conversation */
+    for (Py_ssize_t j = again - 1; j >= first; j--)
+        if (r->kind[j] == K_REQUEST) {
+            S->prev_req_ev = j;
+            break;
+        }
+    c->open = c->cut;
+    c->cut = open;
+    return S;
+}
+
 /* A resend while an episode is open: it continues the run (contiguous, or skipping
  * forward: a selective repeat's tail, a go-back-N an ACK overtook, resends lost before the
  * capture point), or starts a new episode (the PSN goes back, or it is exactly a PSN a
@@ -619,6 +672,7 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
         }
         return;
     }
+    E = swap_resumed_copy(m, c, i, e); /* more of the open run, or of the split it swaps with */
     Py_ssize_t near = find_nak(m, c, i, e, 1, 0, 0);
     if (near >= 0 && r->gate[c->id] > 0 &&
         2 * (r->ts[i] - r->ts[m->naks.at[near].ev]) >= r->gate[c->id])

@@ -64,7 +64,7 @@ EPISODE_FIELDS = (
     "n_resp", "resumed", "cursor", "cut_of", "new_naks", "start_kind", "msg_first",
     "nak_early", "cut_by_split", "own_nak_seen", "read_resp_hi", "unasked", "near_split",
     "alt_of", "read_naked", "alt_lo", "taken_split", "near_taken",
-    "split_by", "alt_two",
+    "split_by", "alt_two", "swapped",
 )  # fmt: skip
 # How an episode began (start_kind): the first resend after new data or of the capture,
 # a restart (the PSN went back), a resend of exactly a PSN a newer NAK asked for, the next

@@ -125,6 +125,11 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     since = t0 - c.ts[_progress_before(c, e["conv"], e["first_ev"])]
     certainty[above & (since >= MIN_ACK_TIMEOUT_NS - slack)] = UNCERTAIN
     certainty[trigger == "unknown"] = UNCERTAIN
+    # a split the state machine swapped with its run's resumption (no request lost before
+    # the capture point so far): where the capture shows such losses after all, a
+    # go-back-N that lost resends on the way may have made the skip, and which copy is
+    # whose is open
+    certainty[(e["swapped"] == 1) & x.losses_upstream[e["conv"]]] = UNCERTAIN
     # a READ asked again for responses the capture saw delivered: lost after the capture
     # point (a re-issue), or a resend for a NAK another run answered: open
     certainty[later & (e["start_ext"] <= e["read_resp_hi"]) & (e["read_naked"] == 1)] = UNCERTAIN
@@ -349,7 +354,8 @@ def _split_at_the_floor(x: Context, e: np.ndarray, wait: np.ndarray) -> np.ndarr
     asked = (e["start_kind"] == cn.START_ASKED) & (e["nak_ev"] >= 0)
     floor = c.floor[e["conv"]] if len(c.floor) else np.full(len(e), -1, np.int64)
     close = wait - floor < x.tol.slack_ns
-    return (asked & ((floor < 0) | close)) | (e["nak_early"] == 1)
+    # a split whose PSN the run it cut had just resent (swapped): no more of that run
+    return ((asked & ((floor < 0) | close)) | (e["nak_early"] == 1)) & (e["swapped"] == 0)
 
 
 def _slow_answers(
