@@ -78,6 +78,8 @@ class Context:
     # per episode: a go-back-0 reading beside a NAK of its own first PSN that a clean
     # answer of another episode took (_own_nak_answered)
     own_answered: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    # per such go-back-0 reading: the episodes that took those NAKs (_own_nak_takers)
+    own_takers: dict[int, np.ndarray] = field(default_factory=dict)
 
 
 def _among(n: int, episodes: Iterable[int]) -> np.ndarray:
@@ -178,22 +180,31 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     x.alt2 = _second_run(e, doubt)
     x.alt = _either_run(e, doubt, trigger, certainty, x.alt2)
     # a taker weighed uncertain after all: its NAK stays open for the go-back-0 reading too
-    for r in np.flatnonzero(x.own_answered):  # such restarts are few
-        if (certainty[_own_nak_takers(x, e, int(r))] == UNCERTAIN).any():
+    for r in np.flatnonzero(x.own_answered).tolist():
+        if (certainty[x.own_takers[r]] == UNCERTAIN).any():
             x.own_answered[r] = False
             certainty[r] = UNCERTAIN
             certainty[e["taken_split"] == r] = UNCERTAIN
     return trigger, certainty
 
 
-def _own_nak_takers(x: Context, e: np.ndarray, k: int) -> np.ndarray:
-    """The episodes that took the NAKs (and RNR NAKs) of episode k's first PSN seen before
-    its first resend, -1 for one no episode took."""
+def _own_nak_takers(x: Context, e: np.ndarray, ks: np.ndarray) -> dict[int, np.ndarray]:
+    """Per episode k of `ks`: the episodes that took the NAKs (and RNR NAKs) of its first
+    PSN seen before its first resend, -1 for one no episode took. The NAKs are grouped by
+    conversation and PSN once (a livelock may restart thousands of times)."""
+    if not len(ks):
+        return {}
     c = x.conv
-    naks = np.flatnonzero(np.isin(c.kind, (NAK, RNR_NAK)) & (c.conv == e["conv"][k]))
-    own = naks[(c.ext[naks] == e["start_ext"][k]) & (naks < e["first_ev"][k])]
-    taker = {int(ev): j for j, ev in enumerate(e["nak_ev"].tolist()) if ev >= 0}
-    return np.asarray([taker.get(int(ev), -1) for ev in own.tolist()], np.int64)
+    naks = np.flatnonzero(np.isin(c.kind, (NAK, RNR_NAK)))
+    of_psn = pd.Series(naks).groupby([c.conv[naks], c.ext[naks]]).indices
+    taker = np.full(len(c.kind), -1, np.int64)
+    took = np.flatnonzero(e["nak_ev"] >= 0)
+    taker[e["nak_ev"][took]] = took
+    out = {}
+    for k in ks.tolist():
+        own = naks[of_psn.get((int(e["conv"][k]), int(e["start_ext"][k])), [])]
+        out[k] = taker[own[own < e["first_ev"][k]]]
+    return out
 
 
 def _own_nak_answered(
@@ -210,8 +221,8 @@ def _own_nak_answered(
     clean &= (e["alt_of"] == -1) & (e["nak_early"] == 0) & (e["near_taken"] == 0)
     clean &= (e["near_split"] == 0) & (e["taken_split"] < 0) & (e["cut_by_split"] == 0)
     clean &= ~below_own
-    for k in np.flatnonzero(below_own):  # such restarts are few
-        takers = _own_nak_takers(x, e, int(k))
+    x.own_takers = _own_nak_takers(x, e, np.flatnonzero(below_own))
+    for k, takers in x.own_takers.items():
         out[k] = len(takers) > 0 and bool(((takers >= 0) & (takers != k)).all())
         out[k] &= bool(clean[np.maximum(takers, 0)].all())
     return out
