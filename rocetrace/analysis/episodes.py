@@ -535,7 +535,7 @@ def _modes(
     certainty[tail_skip & ~overtaken & ~upstream] = CERTAIN
     # back to back where requests are lost upstream: a switch queue between the loss and
     # the capture point may have closed the gap a lost resend left, so only likely
-    certainty[tail_skip & ~overtaken & upstream & _back_to_back(x, e)] = LIKELY
+    certainty[_back_to_back(x, e, tail_skip & ~overtaken & upstream)] = LIKELY
     # a go-back-N would have lost every resend the skip passes over, more in a row than the
     # path loses anywhere else in the capture
     burst = tail_skip & ~overtaken & (certainty != CERTAIN) & (e["skipped"] >= 2)
@@ -780,43 +780,70 @@ def _resolve_hidden_first(
             certainty[k] = LIKELY
 
 
-def _back_to_back(x: Context, e: np.ndarray) -> np.ndarray:
-    """Were an episode's first and second resends sent back to back, leaving no room on the
-    wire for the PSNs between them (which a go-back-N would have sent, and the capture
-    point might have missed)? Under a go-back-N the two timestamps lie at least the wire
-    time of the PSNs between apart, plus that of the first resend (timestamps taken as a
-    frame starts) or of the second (as it ends): the shorter of the two is the bound.
-    Needs the link speed and a clock finer than a frame."""
+def _back_to_back(x: Context, e: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """Of the episodes in `which`: were the first and second resends sent back to back,
+    leaving no room on the wire for the PSNs between them (which a go-back-N would have
+    sent, and the capture point might have missed)? Under a go-back-N the two timestamps lie
+    at least the wire time of the PSNs between apart, plus that of the first resend
+    (timestamps taken as a frame starts) or of the second (as it ends): the shorter of the
+    two is the bound. Needs the link speed and a clock finer than a frame."""
     out = np.zeros(len(e), bool)
-    if x.tol.link_bps is None:
+    candidates = np.flatnonzero(which & (e["n_resent"] >= 2))
+    if x.tol.link_bps is None or not len(candidates):
         return out
     c, pp = x.conv, x.pp
-    second = np.flatnonzero(e["n_resent"] >= 2)
-    for k in second:  # episodes with a skip are few
+    requests = _RequestsByPsn.of(x)
+    for k in candidates.tolist():  # skips where the capture point loses requests: few
         rows = np.flatnonzero(c.episode[e["first_ev"][k] : e["last_ev"][k] + 1] == k)
         if len(rows) < 2:
             continue
         a, b = e["first_ev"][k] + rows[0], e["first_ev"][k] + rows[1]
         room = c.ts[b] - c.ts[a] + x.tol.slack_ns
         ends = min(int(pp.wire_len[c.row[a]]), int(pp.wire_len[c.row[b]]))
-        out[k] = room < x.tol.frame_ns(ends + _wire_between(x, e["conv"][k], c.ext[a], c.ext[b]))
+        between = requests.wire_between(int(e["conv"][k]), int(c.ext[a]), int(c.ext[b]))
+        out[k] = room < x.tol.frame_ns(ends + between)
     return out
 
 
-def _wire_between(x: Context, conv: int, lo_ext: int, hi_ext: int) -> int:
-    """The wire bytes, at least, of the PSNs strictly between two of a conversation's: a
-    resend is as long as its original, and a PSN the capture never showed is at least as
-    long as the conversation's shortest request."""
-    c = x.conv
-    lo, hi = np.searchsorted(c.conv, [conv, conv + 1])
-    request = c.kind[lo:hi] == REQUEST
-    ext, wire = c.ext[lo:hi][request], x.pp.wire_len[c.row[lo:hi][request]].astype(np.int64)
-    if not len(ext):
-        return 0
-    inside = (ext > lo_ext) & (ext < hi_ext)
-    seen = pd.Series(wire[inside]).groupby(ext[inside]).min()
-    unseen = int(hi_ext - lo_ext - 1) - len(seen)
-    return int(seen.sum()) + unseen * int(wire.min())
+@dataclass(frozen=True)
+class _RequestsByPsn:
+    """A capture's requests sorted by conversation and PSN, with their wire lengths, so the
+    PSNs between two resends are found by binary search, not a pass per episode."""
+
+    conv: np.ndarray
+    ext: np.ndarray
+    wire: np.ndarray
+    convs: np.ndarray  # each conversation with a request, once
+    shortest: np.ndarray  # per conversation of `convs`: its shortest request
+
+    @classmethod
+    def of(cls, x: Context) -> _RequestsByPsn:
+        c = x.conv
+        req = np.flatnonzero(c.kind == REQUEST)
+        req = req[np.lexsort((c.ext[req], c.conv[req]))]
+        conv, wire = c.conv[req], x.pp.wire_len[c.row[req]].astype(np.int64)
+        starts = np.flatnonzero(np.r_[True, conv[1:] != conv[:-1]]) if len(req) else req
+        shortest = np.minimum.reduceat(wire, starts) if len(req) else wire
+        return cls(conv, c.ext[req], wire, conv[starts], shortest)
+
+    def wire_between(self, conv: int, lo_ext: int, hi_ext: int) -> int:
+        """The wire bytes, at least, of the PSNs strictly between two of a conversation's:
+        a resend is as long as its original, and a PSN the capture never showed is at least
+        as long as the conversation's shortest request."""
+        lo, hi = np.searchsorted(self.conv, [conv, conv + 1])
+        if lo == hi:
+            return 0
+        ext, wire = self.ext[lo:hi], self.wire[lo:hi]
+        i0, i1 = np.searchsorted(ext, [lo_ext + 1, hi_ext])
+        seen = 0
+        if i1 > i0:
+            first = np.flatnonzero(np.r_[True, ext[i0 + 1 : i1] != ext[i0 : i1 - 1]])
+            per_psn = np.minimum.reduceat(wire[i0:i1], first)
+            seen, bytes_seen = len(per_psn), int(per_psn.sum())
+        else:
+            bytes_seen = 0
+        shortest = int(self.shortest[np.searchsorted(self.convs, conv)])
+        return bytes_seen + (hi_ext - lo_ext - 1 - seen) * shortest
 
 
 def _host_policy(
