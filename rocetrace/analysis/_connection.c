@@ -271,6 +271,13 @@ static Read *read_holding(Machine *m, Py_ssize_t from, int64_t ext)
  * answer to a NAK of it only if the sender could have had that NAK when it chose it). */
 #define NAK_LOOKBACK 256 /* NAKs searched back: older ones were answered or ignored */
 
+/* The index of the oldest NAK a search back from the newest looks at: this conversation's
+ * own, at most NAK_LOOKBACK of them. */
+static inline Py_ssize_t nak_search_stop(const Machine *m, const Conv *c)
+{
+    return m->naks.n - NAK_LOOKBACK > c->naks0 ? m->naks.n - NAK_LOOKBACK : c->naks0;
+}
+
 /* Does PSN `ext` belong to the message that begins at PSN `first` (as the capture saw the
  * request at `ext` first sent)? A go-back-0 redoes the message of the NAKed PSN only. A
  * PSN the capture never saw (each send of it lost before the capture point) belongs to
@@ -289,7 +296,7 @@ static Py_ssize_t find_nak(Machine *m, const Conv *c, Py_ssize_t i, int64_t ext,
 {
     Run *r = m->r;
     int64_t gate = gated && r->gate[c->id] > 0 ? r->gate[c->id] : 0;
-    Py_ssize_t stop = m->naks.n - NAK_LOOKBACK > c->naks0 ? m->naks.n - NAK_LOOKBACK : c->naks0;
+    Py_ssize_t stop = nak_search_stop(m, c);
     for (Py_ssize_t k = m->naks.n - 1; k >= stop; k--) {
         Nak *nk = &m->naks.at[k];
         if (nk->taken || (gate && r->ts[nk->ev] > r->ts[i] - gate))
@@ -305,7 +312,7 @@ static Py_ssize_t find_nak(Machine *m, const Conv *c, Py_ssize_t i, int64_t ext,
  * lookback)? */
 static int nak_seen(Machine *m, const Conv *c, int64_t ext)
 {
-    Py_ssize_t stop = m->naks.n - NAK_LOOKBACK > c->naks0 ? m->naks.n - NAK_LOOKBACK : c->naks0;
+    Py_ssize_t stop = nak_search_stop(m, c);
     for (Py_ssize_t k = m->naks.n - 1; k >= stop; k--)
         if (m->naks.at[k].ext == ext)
             return 1;
@@ -319,7 +326,7 @@ static int nak_seen(Machine *m, const Conv *c, int64_t ext)
 static Py_ssize_t nak_below_unseen(Machine *m, const Conv *c, Py_ssize_t i, int64_t ext)
 {
     Run *r = m->r;
-    Py_ssize_t stop = m->naks.n - NAK_LOOKBACK > c->naks0 ? m->naks.n - NAK_LOOKBACK : c->naks0;
+    Py_ssize_t stop = nak_search_stop(m, c);
     int64_t hi = NONE; /* the highest PSN below `ext` requested since the NAK looked at */
     Py_ssize_t j = i - 1;  /* a conversation's events are contiguous: scanned back once */
     for (Py_ssize_t k = m->naks.n - 1; k >= stop; k--) {
@@ -360,7 +367,7 @@ static int taken_in_doubt(const Episode *t, const Nak *nk)
  * none. */
 static int64_t nak_taken_in_doubt(Machine *m, const Conv *c, int64_t ext)
 {
-    Py_ssize_t stop = m->naks.n - NAK_LOOKBACK > c->naks0 ? m->naks.n - NAK_LOOKBACK : c->naks0;
+    Py_ssize_t stop = nak_search_stop(m, c);
     for (Py_ssize_t k = m->naks.n - 1; k >= stop; k--) {
         Nak *nk = &m->naks.at[k];
         if (nk->ext == ext && nk->taker >= 0 && taken_in_doubt(&m->eps.at[nk->taker], nk))
@@ -372,7 +379,7 @@ static int64_t nak_taken_in_doubt(Machine *m, const Conv *c, int64_t ext)
 /* Was a NAK of a PSN in [lo, hi] seen in this conversation (within the lookback)? */
 static int nak_within(Machine *m, const Conv *c, int64_t lo, int64_t hi)
 {
-    Py_ssize_t stop = m->naks.n - NAK_LOOKBACK > c->naks0 ? m->naks.n - NAK_LOOKBACK : c->naks0;
+    Py_ssize_t stop = nak_search_stop(m, c);
     for (Py_ssize_t k = m->naks.n - 1; k >= stop; k--)
         if (m->naks.at[k].ext >= lo && m->naks.at[k].ext <= hi)
             return 1;
