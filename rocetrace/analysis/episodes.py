@@ -80,6 +80,8 @@ class Context:
     own_answered: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     # per such go-back-0 reading: the episodes that took those NAKs (_own_nak_takers)
     own_takers: dict[int, np.ndarray] = field(default_factory=dict)
+    # the requests sorted by conversation and PSN, built when first needed (_requests_by_psn)
+    requests: _RequestsByPsn | None = None
 
 
 def _among(n: int, episodes: Iterable[int]) -> np.ndarray:
@@ -623,13 +625,14 @@ def _above_nak(e: np.ndarray) -> np.ndarray:
 def _message_starts_at_nak(x: Context, e: np.ndarray) -> np.ndarray:
     """Per episode: did the PSN before its NAKed one end a message (its first copy a LAST or
     ONLY)? Then a go-back-0 of that NAK begins where a go-back-N does."""
-    c = x.conv
     out = np.zeros(len(e), bool)
-    for k in np.flatnonzero(_above_nak(e)):  # such runs are few
-        lo, hi = np.searchsorted(c.conv, [e["conv"][k], e["conv"][k] + 1])
-        ev = np.flatnonzero((c.kind[lo:hi] == REQUEST) & (c.ext[lo:hi] == e["nak_ext"][k] - 1))
-        if len(ev):
-            out[k] = x.pp.position[c.row[lo + ev[0]]] in (POS_LAST, POS_ONLY)
+    above = np.flatnonzero(_above_nak(e))
+    if not len(above):
+        return out
+    requests = _requests_by_psn(x)
+    for k in above.tolist():  # such runs are few
+        ev = requests.first_copy(int(e["conv"][k]), int(e["nak_ext"][k]) - 1)
+        out[k] = ev >= 0 and x.pp.position[x.conv.row[ev]] in (POS_LAST, POS_ONLY)
     return out
 
 
@@ -792,7 +795,7 @@ def _back_to_back(x: Context, e: np.ndarray, which: np.ndarray) -> np.ndarray:
     if x.tol.link_bps is None or not len(candidates):
         return out
     c, pp = x.conv, x.pp
-    requests = _RequestsByPsn.of(x)
+    requests = _requests_by_psn(x)
     for k in candidates.tolist():  # skips where the capture point loses requests: few
         rows = np.flatnonzero(c.episode[e["first_ev"][k] : e["last_ev"][k] + 1] == k)
         if len(rows) < 2:
@@ -805,11 +808,20 @@ def _back_to_back(x: Context, e: np.ndarray, which: np.ndarray) -> np.ndarray:
     return out
 
 
+def _requests_by_psn(x: Context) -> _RequestsByPsn:
+    """The table's requests sorted by conversation and PSN, built once (two rules look PSNs
+    up in them)."""
+    if x.requests is None:
+        x.requests = _RequestsByPsn.of(x)
+    return x.requests
+
+
 @dataclass(frozen=True)
 class _RequestsByPsn:
     """A capture's requests sorted by conversation and PSN, with their wire lengths, so the
     PSNs between two resends are found by binary search, not a pass per episode."""
 
+    ev: np.ndarray  # the request events, in capture order within one conversation and PSN
     conv: np.ndarray
     ext: np.ndarray
     wire: np.ndarray
@@ -820,11 +832,17 @@ class _RequestsByPsn:
     def of(cls, x: Context) -> _RequestsByPsn:
         c = x.conv
         req = np.flatnonzero(c.kind == REQUEST)
-        req = req[np.lexsort((c.ext[req], c.conv[req]))]
+        req = req[np.lexsort((c.ext[req], c.conv[req]))]  # stable: copies stay in order
         conv, wire = c.conv[req], x.pp.wire_len[c.row[req]].astype(np.int64)
         starts = np.flatnonzero(np.r_[True, conv[1:] != conv[:-1]]) if len(req) else req
         shortest = np.minimum.reduceat(wire, starts) if len(req) else wire
-        return cls(conv, c.ext[req], wire, conv[starts], shortest)
+        return cls(req, conv, c.ext[req], wire, conv[starts], shortest)
+
+    def first_copy(self, conv: int, ext: int) -> int:
+        """The event of the first request of PSN `ext` in conversation `conv`, -1 none."""
+        lo, hi = np.searchsorted(self.conv, [conv, conv + 1])
+        at = lo + int(np.searchsorted(self.ext[lo:hi], ext))
+        return int(self.ev[at]) if at < hi and self.ext[at] == ext else -1
 
     def wire_between(self, conv: int, lo_ext: int, hi_ext: int) -> int:
         """The wire bytes, at least, of the PSNs strictly between two of a conversation's:
