@@ -286,6 +286,28 @@ def test_go_back_0_restart_takes_the_nak_of_a_later_psn_of_its_message(tmp_path:
     assert (eps["mode_certainty"] != "uncertain").all()
 
 
+@pytest.mark.parametrize("clock", ["ns", "us", "jitter50"])
+def test_read_reissued_again_answers_the_response_that_revealed_the_gap(
+    tmp_path: Path, clock: str
+) -> None:
+    """A READ seen at its requester (a hard case) whose re-issue lost a response again: the
+    requester asks again from the next missing PSN as the response beyond it arrives, a
+    millisecond after the READ's highest response. Weighed against the response that
+    revealed the gap, not the highest one, the re-issue is no slow answer a timer may have
+    sent: its trigger and mode are read, not left open."""
+    mix, seed = HARD_CASES[37]
+    a, truth = analyzed(tmp_path, "clean", seed, clock, **mix)
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps = a.retransmissions
+    reissues = eps[eps["trigger"] == "read_reissue"]
+    again = reissues[reissues["start_psn"] == reissues["start_psn"].min() + 1]
+    assert len(again) == 1
+    assert again["trigger_certainty"].iloc[0] != "uncertain"
+    assert again["mode"].iloc[0] == "go-back-n"
+    assert again["mode_certainty"].iloc[0] == "certain"
+
+
 def test_go_back_0_beside_a_nak_another_episode_answered(tmp_path: Path) -> None:
     """A go-back-0 NIC seen at the receiver (a hard case): a restart inside a message (its
     first resend lost on the way) that reaches a NAKed PSN of the message, beside a NAK of

@@ -166,6 +166,7 @@ typedef struct {
     int64_t ref, sent_hi, last_sent_first, first_ext, acked, acked_ev, progress_ev;
     int64_t expected, oos_ev, resp_hi, resp_hi_ev, prev_ev, prev_req_ev;
     int64_t data_hi; /* highest PSN of a READ response or atomic ACK: the response stream */
+    int64_t resp_new, resp_new_ev; /* the newest response, ACK or NAK: its PSN and event */
     int acked_by_nak;     /* the highest acknowledgement came from a NAK */
     Py_ssize_t open, cut; /* open episode and the one it cut (indices), -1 none */
     Py_ssize_t reads0, naks0, gaps0; /* this conversation's first READ, NAK and gap */
@@ -414,6 +415,15 @@ static int64_t run_to_resume(Machine *m, const Conv *c, int64_t e, Py_ssize_t op
 
 static int is_read_request(int16_t opcode) { return opcode >= 0 && (opcode & 0x1F) == 0x0C; }
 
+/* What revealed a response missing at PSN e, for a READ asked again from e: the newest
+ * response, ACK or NAK when it is beyond e (a requester re-issues as a later response
+ * arrives), else the highest one's. The newest such is the cause nearest in time, as a
+ * resend takes the newest unanswered NAK of its PSN. */
+static int64_t revealing_response(const Conv *c, int64_t e)
+{
+    return c->resp_new_ev >= 0 && c->resp_new > e ? c->resp_new_ev : c->resp_hi_ev;
+}
+
 static Episode *new_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end,
                             Slot *orig)
 {
@@ -438,7 +448,7 @@ static Episode *new_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_
     E.start_opcode = r->opcode[i];
     E.read_ev = -1;
     E.resp_hi = c->resp_hi;
-    E.resp_hi_ev = c->resp_hi_ev;
+    E.resp_hi_ev = revealing_response(c, e);
     E.orig_ev = orig ? orig->ev : -1;
     E.msg_first = orig ? orig->msg_first : NONE;
     E.cut_of = c->open;
@@ -874,6 +884,8 @@ static void on_ack(Machine *m, Conv *c, Py_ssize_t i)
         c->resp_hi = p;
         c->resp_hi_ev = i;
     }
+    c->resp_new = p;
+    c->resp_new_ev = i;
     if (!nak)
         return;
     note(m, c, k == K_RNR ? 'n' : 'N');
@@ -925,6 +937,8 @@ static void on_read_response(Machine *m, Conv *c, Py_ssize_t i)
         c->resp_hi = p;
         c->resp_hi_ev = i;
     }
+    c->resp_new = p;
+    c->resp_new_ev = i;
     if (c->data_hi == NONE || p > c->data_hi)
         c->data_hi = p;
 }
@@ -947,8 +961,9 @@ static void run_conversation(Machine *m, Py_ssize_t b, Py_ssize_t e)
     Conv c;
     memset(&c, 0, sizeof c);
     c.ref = c.sent_hi = c.last_sent_first = c.first_ext = c.acked = c.expected = NONE;
-    c.resp_hi = c.data_hi = NONE;
+    c.resp_hi = c.data_hi = c.resp_new = NONE;
     c.acked_ev = c.progress_ev = c.oos_ev = c.resp_hi_ev = c.prev_ev = c.prev_req_ev = -1;
+    c.resp_new_ev = -1;
     c.open = c.cut = -1;
     c.id = conv;
     m->conv = conv;
