@@ -345,36 +345,70 @@ def _repeat_of_own_psn(x: Context, e: np.ndarray, which: np.ndarray) -> np.ndarr
     upstream = x.losses_upstream[e["conv"]]
     longest = _longest_loss(c)
     b2b = _back_to_back(x, e, shape & upstream)
-    naks = np.flatnonzero(np.isin(c.kind, (NAK, RNR_NAK)))
-    requests = _requests_by_psn(x)
     for k in np.flatnonzero(shape).tolist():  # such restarts are few
         shape[k] = k in asked and not asked[k]
         if not shape[k] or not upstream[k]:
             continue
         p, newest, second = int(e["start_ext"][k]), int(e["end_ext"][k]), int(e["last_ev"][k])
-        lo, hi = np.searchsorted(naks, [max(int(e["orig_ev"][k]), 0), second])
-        mine = naks[lo:hi][c.conv[naks[lo:hi]] == e["conv"][k]]
-        mine = mine[(c.ext[mine] > p) & (c.ext[mine] <= newest)]
-        firsts = [requests.first_copy(int(e["conv"][k]), int(q)) for q in c.ext[mine]]
-        if any(f < 0 or _op_class(x.pp.opcodes_at(c.row[f : f + 1]))[0] != "send" for f in firsts):
+        mine, rdma = _naks_above(x, int(e["conv"][k]), p, newest, int(e["orig_ev"][k]), second)
+        between = np.arange(e["first_ev"][k] + 1, second)
+        if rdma or ((c.flags[between] & cn.ADVANCE) > 0).any():
             shape[k] = False  # another NAK's selective repeat, its first resend lost
             continue
-        between = np.arange(e["first_ev"][k] + 1, second)
-        if ((c.flags[between] & cn.ADVANCE) > 0).any():
-            shape[k] = False
-            continue
-        # a go-back-N's resends lost before the newest: past the first PSN or a PSN an ACK
-        # or response acknowledged below the newest (the sender may have had it; not one of
-        # the newest or beyond: then it would not resend the newest), or from a PSN a NAK
-        # asked for
-        since = np.arange(np.searchsorted(c.conv, e["conv"][k]), second)
-        acks = c.ext[since[np.isin(c.kind[since], (ACK, ATOMIC_ACK, READ_RESPONSE))]]
-        acks = acks[(acks >= p) & (acks < newest)]
-        gone_on = [p + 1, *(acks + 1).tolist(), *c.ext[mine].tolist()]
-        lost = newest - max(gone_on)
+        lost = _go_back_lost(c, int(e["conv"][k]), p + 1, newest, second, mine)
         burst = lost >= 2 and lost > longest[e["conv"][k]]
         shape[k] = burst or (bool(b2b[k]) and not len(mine))
     return shape
+
+
+def _tail_of_lost_repeat(x: Context, e: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """Of the runs in `which` (above their NAKed PSN, at the newest PSN sent): one resend,
+    the NAK of a READ's or WRITE's PSN, no NAK of another PSN up to the newest since that
+    PSN was first sent, and a go-back-N that reached the newest would have lost more
+    resends in a row than the path loses anywhere else, two or more (_go_back_lost; a
+    selective repeat lost one, its first): the tail of the NAK's selective repeat."""
+    out = which & (e["n_resent"] == 1)
+    c = x.conv
+    requests = _requests_by_psn(x)
+    longest = _longest_loss(c)
+    for k in np.flatnonzero(out).tolist():  # such runs are few
+        conv, n, newest = int(e["conv"][k]), int(e["nak_ext"][k]), int(e["end_ext"][k])
+        first = requests.first_copy(conv, n)
+        naked = _op_class(x.pp.opcodes_at(c.row[first : first + 1]))[0] if first >= 0 else ""
+        asked, _ = _naks_above(x, conv, n, newest, first, int(e["first_ev"][k]))
+        lost = _go_back_lost(c, conv, n, newest, int(e["first_ev"][k]), asked)
+        out[k] = naked == "rdma" and not len(asked) and lost >= 2 and lost > longest[conv]
+    return out
+
+
+def _naks_above(
+    x: Context, conv: int, lo: int, hi: int, since: int, until: int
+) -> tuple[np.ndarray, bool]:
+    """The PSNs in (lo, hi] that a NAK (or RNR NAK) of conversation `conv` asked for between
+    events `since` (-1: its start) and `until`, and whether any of them is a READ's or
+    WRITE's (or never seen): its selective repeat resends it and then the newest."""
+    c = x.conv
+    naks = np.flatnonzero(np.isin(c.kind, (NAK, RNR_NAK)))
+    a, b = np.searchsorted(naks, [max(since, 0), until])
+    mine = naks[a:b][c.conv[naks[a:b]] == conv]
+    psns = c.ext[mine[(c.ext[mine] > lo) & (c.ext[mine] <= hi)]]
+    requests = _requests_by_psn(x)
+    firsts = [requests.first_copy(conv, int(q)) for q in psns]
+    op = [_op_class(x.pp.opcodes_at(c.row[f : f + 1]))[0] if f >= 0 else "" for f in firsts]
+    return psns, any(o != "send" for o in op)
+
+
+def _go_back_lost(
+    c: cn.Conversations, conv: int, first: int, newest: int, until: int, asked: np.ndarray
+) -> int:
+    """The fewest resends in a row a go-back-N that reached the newest PSN would have lost
+    before the capture point: from `first`, past a PSN an ACK or response acknowledged below
+    the newest before event `until` (the sender may have had it; not one of the newest or
+    beyond: then it would not resend the newest), or from a PSN a NAK asked for (`asked`)."""
+    since = np.arange(np.searchsorted(c.conv, conv), until)  # events grouped by conversation
+    acks = c.ext[since[np.isin(c.kind[since], (ACK, ATOMIC_ACK, READ_RESPONSE))]]
+    acks = acks[(acks >= first - 1) & (acks < newest)]
+    return newest - max([first, *(acks + 1).tolist(), *asked.tolist()])
 
 
 def _resumed_into_repeat(c: cn.Conversations, e: np.ndarray) -> np.ndarray:
@@ -725,6 +759,8 @@ def _modes(
     certainty[above & ~_message_starts_at_nak(x, e)] = UNCERTAIN
     # or a selective repeat's skip to the newest PSN sent after its lost resend
     certainty[above & (e["start_ext"] >= e["last_sent_first"])] = UNCERTAIN
+    tail = _tail_of_lost_repeat(x, e, above & (e["start_ext"] >= e["last_sent_first"]))
+    mode[tail], certainty[tail] = "selective-repeat", LIKELY
     # an episode whose cause is open may be two NICs' episodes run together: its PSNs then
     # show no one policy; and a run cut by such an episode may go on in it, unless none of
     # its resends can go on there
