@@ -80,6 +80,9 @@ class Context:
     own_answered: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     # per such go-back-0 reading: the episodes that took those NAKs (_own_nak_takers)
     own_takers: dict[int, np.ndarray] = field(default_factory=dict)
+    # per episode: a go-back-0 reading beside a NAK of its own first PSN on a NIC that shows
+    # selective repeat, which takes that NAK instead (_own_nak_on_repeat_nic)
+    own_repeat: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     # the requests sorted by conversation and PSN, built when first needed (_requests_by_psn)
     requests: _RequestsByPsn | None = None
 
@@ -145,7 +148,7 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     t = np.maximum(taker, 0)
     below_own = has_nak & (e["start_ext"] < e["nak_ext"]) & (e["own_nak_seen"] == 1)
     x.own_answered = _own_nak_answered(x, e, below_own, wait)
-    gb0_taker = below_own[t] & ~x.own_answered[t]
+    gb0_taker = (below_own[t] & ~x.own_answered[t]) | x.own_repeat[t]
     taken = (taker >= 0) & ((doubt[t] & (e["alt_of"][t] != -1)) | gb0_taker)
     # a resend kept in the run not much after a NAK of its own PSN, or whose NAK a split in
     # doubt took: it may be that NAK's answer, and the run from there another episode; the
@@ -170,6 +173,7 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # answer took that NAK (the other reading leaves that episode no cause), likely
     certainty[below_own & ~x.own_answered] = UNCERTAIN
     certainty[below_own & x.own_answered & (certainty == CERTAIN)] = LIKELY
+    certainty[x.own_repeat & (certainty == CERTAIN)] = LIKELY  # _own_nak_on_repeat_nic
     slow = (cause >= 0) & (trigger != "rnr") & (wait >= MIN_ACK_TIMEOUT_NS - slack)
     x.seen["timer_ns"] = _timeout_silence(x, e, trigger)
     if slow.any():
@@ -236,8 +240,9 @@ def _claim_taken_naks(x: Context, e: np.ndarray) -> np.ndarray:
     would have no cause, and a NIC goes back only for a NAK, a timer or a run it resumes.
     With no silence a timer needs, and no run it may resume (one cut since the last new
     data that stopped at or below its PSN, with no SEND resend since: a SEND's run goes
-    back, which ends every run before it), the restart answers those NAKs (each claimed by
-    it alone) and the splits are more of their runs. Returns the episode records with
+    back, which ends every run before it) or a selective repeat's shape no run resumed
+    makes (_repeat_of_own_psn), the restart answers those NAKs (each claimed by it alone)
+    and the splits are more of their runs. Returns the episode records with
     such a restart's NAK filled in (a copy), `x.claimed` listing its NAK events."""
     x.claimed = {}
     cand = (e["start_kind"] == cn.START_RESTART) & (e["nak_ev"] < 0) & (e["own_nak_seen"] == 1)
@@ -249,6 +254,7 @@ def _claim_taken_naks(x: Context, e: np.ndarray) -> np.ndarray:
     doubt = _split_at_the_floor(x, e, wait) & (e["alt_of"] != -1) & (e["nak_ev"] >= 0)
     timer = t0 - _ts(c, e["prev_req_ev"]) >= MIN_ACK_TIMEOUT_NS - x.tol.slack_ns
     sends = _sends_only(x, e)
+    repeat = _repeat_of_own_psn(x, e, cand & ~timer)
     index = np.arange(len(e))
     claims: dict[int, np.ndarray] = {}
     for k in np.flatnonzero(cand & ~timer):  # such restarts are few
@@ -257,8 +263,7 @@ def _claim_taken_naks(x: Context, e: np.ndarray) -> np.ndarray:
         takers = same & doubt & own
         if not takers.any() or (e["nak_kind"][takers] != NAK).any():
             continue
-        runs = same & (e["sent_hi"] == e["sent_hi"][k]) & (e["cursor"] <= e["start_ext"][k])
-        if all((same & sends & (index > r)).any() for r in np.flatnonzero(runs)):
+        if repeat[k] or _resumes_no_run(e, int(k), sends):
             claims[int(k)] = e["nak_ev"][takers]
     taken = Counter(ev for evs in claims.values() for ev in evs.tolist())
     out = e.copy()
@@ -268,6 +273,161 @@ def _claim_taken_naks(x: Context, e: np.ndarray) -> np.ndarray:
         out["nak_ev"][run], out["nak_ext"][run] = evs.max(), e["start_ext"][run]
         out["nak_kind"][run] = NAK
         x.claimed[run] = sorted(evs.tolist())
+    return out
+
+
+def _resumes_no_run(e: np.ndarray, k: int, sends: np.ndarray) -> bool:
+    """Does restart k find no run it may resume: one cut since the last new data that
+    stopped at or below its PSN, with no SEND resend since (a SEND's run goes back, which
+    ends every run before it)?"""
+    index = np.arange(len(e))
+    same = (e["conv"] == e["conv"][k]) & (index < k)
+    runs = same & (e["sent_hi"] == e["sent_hi"][k]) & (e["cursor"] <= e["start_ext"][k])
+    return all((same & sends & (index > r)).any() for r in np.flatnonzero(runs))
+
+
+def _own_nak_on_repeat_nic(x: Context, e: np.ndarray) -> np.ndarray:
+    """Restarts below their NAKed PSN (a go-back-0 reading, at the NAKed PSN's message start
+    or a run inside it) beside a NAK of their own first PSN, sent by a NIC that shows a
+    selective repeat no go-back makes (_repeat_of_own_psn): recovery is a NIC setting, and
+    a NIC that repeats selectively goes back N (SENDs, timers), never to a message's start.
+    The restart answers its own PSN's NAK (the newest seen before it; no RNR NAK among
+    them) when it needs it: no silence a timer needs, no run it may resume
+    (_resumes_no_run), and not each such NAK gone to another episode's clean answer
+    (_own_nak_answered: open). Returns the episode records with that NAK filled in (a
+    copy), `x.own_repeat` marking them."""
+    x.own_repeat = np.zeros(len(e), bool)
+    c = x.conv
+    shape = _repeat_of_own_psn(x, e, np.ones(len(e), bool))
+    hosts = _hosts(x, e)
+    x.seen["repeat_hosts"] = frozenset(np.unique(hosts[shape]).tolist())
+    nic = x.nic or NicContext(repeat_hosts=x.seen["repeat_hosts"])  # type: ignore[arg-type]
+    below_own = (e["nak_ev"] >= 0) & (e["start_ext"] < e["nak_ext"]) & (e["own_nak_seen"] == 1)
+    cand = below_own & np.isin(hosts, list(nic.repeat_hosts)) & (e["nak_kind"] == NAK)
+    if not cand.any():
+        return e
+    t0 = c.ts[e["first_ev"]]
+    wait = t0 - _ts(c, e["nak_ev"]) - x.paused_ns
+    answered = _own_nak_answered(x, e, below_own, wait)
+    cand &= t0 - _ts(c, e["prev_req_ev"]) < MIN_ACK_TIMEOUT_NS - x.tol.slack_ns  # no timer
+    sends = _sends_only(x, e)
+    naks = np.flatnonzero(np.isin(c.kind, (NAK, RNR_NAK)))
+    of_psn = pd.Series(naks).groupby([c.conv[naks], c.ext[naks]]).indices
+    out = e.copy()
+    for k in np.flatnonzero(cand & ~answered).tolist():  # such restarts are few
+        own = naks[of_psn.get((int(e["conv"][k]), int(e["start_ext"][k])), [])]
+        own = own[own < e["first_ev"][k]]
+        if not len(own) or (c.kind[own] != NAK).any() or not _resumes_no_run(e, k, sends):
+            continue
+        out["nak_ev"][k], out["nak_ext"][k], out["nak_kind"][k] = own.max(), e["start_ext"][k], NAK
+        x.own_repeat[k] = True
+    return out
+
+
+def _repeat_of_own_psn(x: Context, e: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """Of the restarts in `which`: two resends, their first PSN and then a skip to the newest
+    PSN sent (not onto the PSN after an ACK), no NAK of the newest before it (it would be
+    that NAK's answer), which only a selective repeat of the first PSN makes. A go-back-N
+    goes on from its first PSN (a run it resumes too) and skips only what is acknowledged
+    or lost on the way; where the capture point loses requests, the newest may also be the
+    tail of another NAK's selective repeat or go-back-N whose resends before it were lost.
+    There it needs no NAK of a READ or WRITE PSN the skip passes over since the first PSN
+    was first sent, no acknowledgement between the two resends, and the two back to back
+    with no NAK of a PSN between, or more resends lost in a row than the path loses
+    anywhere else (_modes) from any PSN a go-back-N may have gone on from: past the first,
+    past one an ACK acknowledged, or one a NAK asked for."""
+    shape = which & (e["n_resent"] == 2) & (e["skips"] == 1) & (e["tail_skips"] == 1)
+    shape &= (e["unasked"] == 0) & (e["ack_skips"] == 0)
+    if not shape.any():
+        return shape
+    c = x.conv
+    asked = _near_naks(c, e, shape)
+    upstream = x.losses_upstream[e["conv"]]
+    longest = _longest_loss(c)
+    b2b = _back_to_back(x, e, shape & upstream)
+    for k in np.flatnonzero(shape).tolist():  # such restarts are few
+        shape[k] = k in asked and not asked[k]
+        if not shape[k] or not upstream[k]:
+            continue
+        p, newest, second = int(e["start_ext"][k]), int(e["end_ext"][k]), int(e["last_ev"][k])
+        mine, rdma = _naks_above(x, int(e["conv"][k]), p, newest, int(e["orig_ev"][k]), second)
+        between = np.arange(e["first_ev"][k] + 1, second)
+        if rdma or ((c.flags[between] & cn.ADVANCE) > 0).any():
+            shape[k] = False  # another NAK's selective repeat, its first resend lost
+            continue
+        lost = _go_back_lost(c, int(e["conv"][k]), p + 1, newest, second, mine)
+        burst = lost >= 2 and lost > longest[e["conv"][k]]
+        shape[k] = burst or (bool(b2b[k]) and not len(mine))
+    return shape
+
+
+def _tail_of_lost_repeat(x: Context, e: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """Of the runs in `which` (above their NAKed PSN, at the newest PSN sent): one resend,
+    the NAK of a READ's or WRITE's PSN, no NAK of another PSN up to the newest since that
+    PSN was first sent, and a go-back-N that reached the newest would have lost more
+    resends in a row than the path loses anywhere else, two or more (_go_back_lost; a
+    selective repeat lost one, its first): the tail of the NAK's selective repeat."""
+    out = which & (e["n_resent"] == 1)
+    c = x.conv
+    requests = _requests_by_psn(x)
+    longest = _longest_loss(c)
+    for k in np.flatnonzero(out).tolist():  # such runs are few
+        conv, n, newest = int(e["conv"][k]), int(e["nak_ext"][k]), int(e["end_ext"][k])
+        first = requests.first_copy(conv, n)
+        naked = _op_class(x.pp.opcodes_at(c.row[first : first + 1]))[0] if first >= 0 else ""
+        asked, _ = _naks_above(x, conv, n, newest, first, int(e["first_ev"][k]))
+        lost = _go_back_lost(c, conv, n, newest, int(e["first_ev"][k]), asked)
+        out[k] = naked == "rdma" and not len(asked) and lost >= 2 and lost > longest[conv]
+    return out
+
+
+def _naks_above(
+    x: Context, conv: int, lo: int, hi: int, since: int, until: int
+) -> tuple[np.ndarray, bool]:
+    """The PSNs in (lo, hi] that a NAK (or RNR NAK) of conversation `conv` asked for between
+    events `since` (-1: its start) and `until`, and whether any of them is a READ's or
+    WRITE's (or never seen): its selective repeat resends it and then the newest."""
+    c = x.conv
+    naks = np.flatnonzero(np.isin(c.kind, (NAK, RNR_NAK)))
+    a, b = np.searchsorted(naks, [max(since, 0), until])
+    mine = naks[a:b][c.conv[naks[a:b]] == conv]
+    psns = c.ext[mine[(c.ext[mine] > lo) & (c.ext[mine] <= hi)]]
+    requests = _requests_by_psn(x)
+    firsts = [requests.first_copy(conv, int(q)) for q in psns]
+    op = [_op_class(x.pp.opcodes_at(c.row[f : f + 1]))[0] if f >= 0 else "" for f in firsts]
+    return psns, any(o != "send" for o in op)
+
+
+def _go_back_lost(
+    c: cn.Conversations, conv: int, first: int, newest: int, until: int, asked: np.ndarray
+) -> int:
+    """The fewest resends in a row a go-back-N that reached the newest PSN would have lost
+    before the capture point: from `first`, past a PSN an ACK or response acknowledged below
+    the newest before event `until` (the sender may have had it; not one of the newest or
+    beyond: then it would not resend the newest), or from a PSN a NAK asked for (`asked`)."""
+    since = np.arange(np.searchsorted(c.conv, conv), until)  # events grouped by conversation
+    acks = c.ext[since[np.isin(c.kind[since], (ACK, ATOMIC_ACK, READ_RESPONSE))]]
+    acks = acks[(acks >= first - 1) & (acks < newest)]
+    return newest - max([first, *(acks + 1).tolist(), *asked.tolist()])
+
+
+def _resumed_into_repeat(c: cn.Conversations, e: np.ndarray) -> np.ndarray:
+    """Runs resumed at the PSN another episode had just resent, whose next resend skips to
+    the newest PSN sent, left unswapped (the state machine swaps the two copies only where
+    no request was lost before the capture point so far): the resumed copy and the skip may
+    be that episode's selective repeat (its first resend the second copy), which a run's
+    PSNs then do not show."""
+    out = np.zeros(len(e), bool)
+    for k in np.flatnonzero((e["resumed"] > 0) & (e["cut_by_split"] == 1)).tolist():
+        lo = int(e["first_ev"][k])
+        ev = np.flatnonzero(c.episode[lo : e["last_ev"][k] + 1] == k) + lo
+        for a, b in zip(ev[:-1].tolist(), ev[1:].tolist(), strict=True):
+            if c.ext[b] != e["last_sent_first"][k] or c.ext[b] <= c.ext[a] + 1:
+                continue
+            before = np.flatnonzero(c.kind[lo:a] == REQUEST)
+            prev = lo + int(before[-1]) if len(before) else -1
+            if prev >= 0 and c.episode[prev] != k and c.ext[prev] == c.ext[a]:
+                out[k] = True
     return out
 
 
@@ -554,6 +714,7 @@ def _modes(
     below_ack = _below_ack(x.conv, e, trigger)
     certainty[below_ack] = UNCERTAIN
     certainty[x.split_open] = UNCERTAIN  # its runs may be two episodes' (above)
+    certainty[_resumed_into_repeat(x.conv, e)] = UNCERTAIN
     send_class = _op_class(e["start_opcode"]) == "send"
     # a SEND run cut short after several resends, each of a PSN a NAK asked for: what both
     # policies resend (selective repeat each NAKed PSN, go-back-N the run), and a SEND's
@@ -590,7 +751,7 @@ def _modes(
     # from that resend on: its shape shows one policy only as likely (the other reading
     # needs an answer sooner than any the path shows)
     near = _among(len(e), x.near)
-    certainty[near & (certainty == CERTAIN)] = LIKELY
+    certainty[(near | x.own_repeat) & (certainty == CERTAIN)] = LIKELY
     # a run above its NAKed PSN (its first resends lost, _above_nak): a go-back-0 would have
     # begun at that PSN's message, which only a message begun at that PSN rules out
     above = _above_nak(e)
@@ -598,14 +759,20 @@ def _modes(
     certainty[above & ~_message_starts_at_nak(x, e)] = UNCERTAIN
     # or a selective repeat's skip to the newest PSN sent after its lost resend
     certainty[above & (e["start_ext"] >= e["last_sent_first"])] = UNCERTAIN
+    tail = _tail_of_lost_repeat(x, e, above & (e["start_ext"] >= e["last_sent_first"]))
+    mode[tail], certainty[tail] = "selective-repeat", LIKELY
     # an episode whose cause is open may be two NICs' episodes run together: its PSNs then
     # show no one policy; and a run cut by such an episode may go on in it, unless none of
     # its resends can go on there
     certainty[trigger_certainty == UNCERTAIN] = UNCERTAIN
     # a restart that took a split's NAK (_claim_taken_naks): each resend after its first
-    # may answer a NAK of its own, a WRITE's by selective repeat; a SEND's goes back N
-    certainty[_among(len(e), x.claimed) & ~sends_only] = UNCERTAIN
+    # may answer a NAK of its own, a WRITE's by selective repeat; a SEND's goes back N; not
+    # a selective repeat of its own PSN whose newest no NAK asked for
+    claimed = _among(len(e), x.claimed)
+    repeat = _repeat_of_own_psn(x, e, claimed & (mode == "selective-repeat"))
+    certainty[claimed & ~repeat & ~sends_only] = UNCERTAIN
     cutter = np.flatnonzero((trigger_certainty == UNCERTAIN) & (e["cut_of"] >= 0))
+    cutter = cutter[~repeat[e["cut_of"][cutter]]]  # a whole selective repeat: goes on nowhere
     certainty[e["cut_of"][cutter[~_cannot_go_on(e, cutter)]]] = UNCERTAIN
     if len(x.alt) == len(e):
         whole = _whole_selective_repeat(x, e, mode, certainty)
@@ -928,6 +1095,7 @@ def episode_table(x: Context) -> tuple[pd.DataFrame, np.ndarray]:
     if len(e) == 0:
         return empty_episodes(), np.zeros(0, np.int64)
     e = _claim_taken_naks(x, e)
+    e = _own_nak_on_repeat_nic(x, e)
     c, pp, model = x.conv, x.pp, x.model
     trigger, trigger_certainty = _triggers(x, e)
     mode, mode_certainty = _modes(x, e, trigger, trigger_certainty)

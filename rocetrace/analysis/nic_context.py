@@ -28,6 +28,8 @@ class NicContext:
     modes: tuple[tuple[str, frozenset[str]], ...] = ()  # per "host/op class", certain modes
     # a partition's own: the timeouts lo < T <= hi under which its episodes weigh alike
     timer_margin: tuple[int, int] = NO_MARGIN
+    # hosts with a selective repeat no go-back makes (episodes._repeat_of_own_psn)
+    repeat_hosts: frozenset[str] = frozenset()
 
     def shortest_timer(self) -> int:
         """The shortest ACK timeout the capture's timeouts show; the IBTA minimum else."""
@@ -44,7 +46,9 @@ class NicContext:
         gb0: set[str] = set()
         hidden: dict[str, int] = {}
         modes: dict[str, frozenset[str]] = {}
+        repeat: set[str] = set()
         for p in parts:
+            repeat |= p.repeat_hosts
             timers += [p.timer_ns] if p.timer_ns is not None else []
             gb0 |= p.gb0_hosts
             for host, n in p.hidden:
@@ -56,6 +60,7 @@ class NicContext:
             frozenset(gb0),
             tuple(sorted(hidden.items())),
             tuple(sorted(modes.items())),
+            repeat_hosts=frozenset(repeat),
         )
 
     def weighs_alike(self, capture: NicContext, hosts: frozenset[str]) -> bool:
@@ -70,6 +75,7 @@ class NicContext:
         (weighs_alike: a timeout matters only across a slow answer's reach)."""
         return (
             self.gb0_hosts & hosts,
+            self.repeat_hosts & hosts,
             tuple((h, n) for h, n in self.hidden if h in hosts),
             tuple((k, self.policy()[k]) for k, _ in self.modes if k.split("/")[0] in hosts),
         )
