@@ -61,7 +61,8 @@ def _packed_keys(pp: Prepared) -> np.ndarray:
     """Per frame (src << 44) | (dst << 24) | qp, as pairing.flow_keys packs them, built in
     place in one array; negative when any part is missing (-1: an OR keeps the sign), so
     one compare finds the frames with a full key."""
-    key = pp.src << 20
+    key = pp.src.astype(np.int64)  # IP codes are int32 (prepared.IP_CODE)
+    key <<= 20
     key |= pp.dst
     key <<= 24
     key |= pp.qp

@@ -28,6 +28,7 @@ _TRANSPORT_CODE |= {Transport.CNP: 4, Transport.XRC: 5}
 _POSITION_CODE = {None: POS_NONE, "first": POS_FIRST, "middle": POS_MIDDLE}
 _POSITION_CODE |= {"last": POS_LAST, "only": POS_ONLY}
 UD = _TRANSPORT_CODE[Transport.UD]
+IP_CODE = np.int32  # Prepared.src / dst: codes into Prepared.ips, -1 none
 
 
 def _luts() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -141,15 +142,19 @@ def _categorical(col: pd.Series) -> pd.Categorical:
 
 
 def _ip_codes(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Source and destination IPs as codes into one shared array of address strings."""
+    """Source and destination IPs as codes into one shared array of address strings.
+
+    int32 (IP_CODE): two per frame live through the whole analysis, int64 would hold 8 MB
+    more per million frames at its peak; what packs or multiplies codes widens them first
+    (flows' keys pack them in 20 bits each)."""
     src, dst = _categorical(df["src_ip"]), _categorical(df["dst_ip"])
     names = np.array(sorted(set(src.categories) | set(dst.categories)), dtype=object)
     if len(names) == 0:
-        return np.full(len(df), -1, np.int64), np.full(len(df), -1, np.int64), names
+        return np.full(len(df), -1, IP_CODE), np.full(len(df), -1, IP_CODE), names
     codes = []
     for col in (src, dst):
-        at = np.searchsorted(names, np.asarray(col.categories, dtype=object))
-        codes.append(np.take(np.append(at, -1), col.codes))  # null (-1) reads the added -1
+        at = np.searchsorted(names, np.asarray(col.categories, dtype=object)).astype(IP_CODE)
+        codes.append(np.take(np.append(at, IP_CODE(-1)), col.codes))  # null (-1) reads -1
     return codes[0], codes[1], names
 
 
@@ -184,7 +189,7 @@ class Prepared:
 
     ts: np.ndarray
     wire_len: np.ndarray
-    src: np.ndarray
+    src: np.ndarray  # IP_CODE
     dst: np.ndarray
     ips: np.ndarray
     qp: np.ndarray
