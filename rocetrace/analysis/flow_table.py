@@ -78,7 +78,7 @@ def _per_flow(pp: Prepared, model: flows.FlowModel) -> dict[str, Any]:
         ts = pp.ts[order.rows]
         ts_first = np.minimum.reduceat(ts, order.bounds[:-1])
         ts_last = np.maximum.reduceat(ts, order.bounds[:-1])
-    first_psn, last_psn = pp.psn[first], pp.psn[last]
+    first_psn, last_psn = pp.psn[first].astype(np.int64), pp.psn[last].astype(np.int64)
     both = np.flatnonzero(
         (model.kinds[:, REQUEST] > 0) & (model.kinds[:, REQUEST] < np.diff(order.bounds))
     )

@@ -261,10 +261,13 @@ def _kinds(
 
 
 # Prepared field -> (packet table column, dtype) for the columns converted as they are.
+# QPs and PSNs are 24-bit: int32 halves two arrays the whole analysis keeps (8 MB at 1M
+# frames, at its peak); what packs or subtracts them widens them first (pairing.flow_keys,
+# rocetrace.psn) and the tables they land in hold them as int64.
 _PLAIN: dict[str, tuple[str, type]] = {
     "wire_len": ("wire_len", np.int64),
-    "qp": ("dest_qp", np.int64),
-    "psn": ("psn", np.int64),
+    "qp": ("dest_qp", np.int32),
+    "psn": ("psn", np.int32),
     "payload_len": ("payload_len", np.int32),
     "sport": ("udp_sport", np.int32),
     "ecn": ("ecn", np.int16),

@@ -134,7 +134,7 @@ def nak_table(c: cn.Conversations, pp: Prepared, model: FlowModel) -> pd.DataFra
             "flow_id": pd.arrays.IntegerArray(np.maximum(about, 0).astype(np.int32), about < 0),
             "nak_flow_id": carrier.astype(np.int32),
             "kind": pd.Categorical.from_codes(kind, dtype=_KIND_DTYPE),
-            "psn": pp.psn[idx],
+            "psn": pp.psn[idx].astype(np.int64),
             "rnr_timer_us": np.where(rnr, np.asarray(RNR_TIMER_US)[code], np.nan),
             "stale": stale,
             "generation_latency_ns": pd.arrays.IntegerArray(np.maximum(latency, 0), ~linked),
