@@ -295,21 +295,42 @@ def _priorities(pp: Prepared, flow_id: np.ndarray, order: FlowOrder) -> np.ndarr
     return np.where(pcp >= 0, pcp, np.where(dscp >= 0, dscp >> 3, -1))
 
 
-def read_spans(pp: Prepared, model: FlowModel, fallback_mtu: int | None = None) -> np.ndarray:
+@dataclass(frozen=True)
+class ReadSpans:
+    """PSNs each frame occupies (read_spans), held as its exceptions: 1 for every frame
+    but the READ REQUESTs of a flow, whose spans are kept beside their rows. A per-frame
+    int64 array would hold 8 MB per million frames through the state machine's pass, the
+    analysis' peak, for a few thousand READs; `spans[rows]` gives the full values."""
+
+    reads: np.ndarray  # frame indices of the READ REQUESTs, ascending
+    span: np.ndarray  # the PSNs each of them takes (int64)
+    is_read: np.ndarray | None  # per frame: one of `reads` (bool); None when there are none
+
+    def __getitem__(self, rows: np.ndarray) -> np.ndarray:
+        """The span of each frame of `rows` (int64)."""
+        out = np.ones(len(rows), np.int64)
+        if self.is_read is not None:
+            hit = np.flatnonzero(self.is_read[rows])
+            out[hit] = self.span[np.searchsorted(self.reads, rows[hit])]
+        return out
+
+
+def read_spans(pp: Prepared, model: FlowModel, fallback_mtu: int | None = None) -> ReadSpans:
     """PSNs each frame occupies: a READ REQUEST takes one per response packet it asks for,
     counted in the responder's path MTU (its full-size READ responses: when the two ends
     disagree on the MTU, the responder's count is what the PSNs on the wire follow).
     A READ whose connection shows no MTU takes `fallback_mtu`, by default the largest
-    any flow of the table shows (a partition is given the capture's)."""
-    span = np.ones(len(pp), np.int64)
+    any flow of the table shows (a partition is given the capture's). Every other frame
+    takes one."""
     reads, mtu = _read_mtus(pp, model)
     if len(reads) == 0:
-        return span
+        return ReadSpans(reads, np.zeros(0, np.int64), None)
     fallback = model.mtu.max(initial=0) if fallback_mtu is None else fallback_mtu
     mtu = np.where(mtu > 0, mtu, fallback if fallback > 0 else 1024)
     length = np.maximum(pp.dma_length_at(reads), 0)
-    span[reads] = np.maximum(1, -(-length // mtu))
-    return span
+    is_read = np.zeros(len(pp), bool)
+    is_read[reads] = True
+    return ReadSpans(reads, np.maximum(1, -(-length // mtu)).astype(np.int64), is_read)
 
 
 def unsized_reads(pp: Prepared, model: FlowModel) -> bool:
