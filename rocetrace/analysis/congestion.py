@@ -73,7 +73,7 @@ def _rates(
     for f in np.unique(cnp_flow[cnp_flow >= 0]):
         rows = np.flatnonzero(cnp_flow == f)
         own = model.order.frames_of(int(f))  # this flow only, not a scan of the capture
-        ts, cum = pp.ts[own], np.concatenate(([0], np.cumsum(pp.wire_len[own])))
+        ts, cum = pp.ts[own], np.concatenate(([0], np.cumsum(pp.wire_len[own].astype(np.int64))))
         t = cnp_ts[rows]
         at = cum[np.searchsorted(ts, t, "left")]
         lo = cum[np.searchsorted(ts, t - RATE_WINDOW_NS, "left")]

@@ -100,7 +100,7 @@ def _bytes(pp: Prepared, flow_id: np.ndarray, n: int) -> np.ndarray:
     """Wire bytes per flow, summed in frame order (exact int64; an unbuffered add is faster
     than a gather through the flow order)."""
     wire = np.zeros(n + 1, np.int64)  # frames of no flow (-1) add to the last
-    np.add.at(wire, flow_id, pp.wire_len)
+    np.add.at(wire, flow_id, pp.wire_len.astype(np.int64, copy=False))
     return wire[:n]
 
 

@@ -262,7 +262,7 @@ def build_flow_model(pp: Prepared, conns: pd.DataFrame | None = None) -> FlowMod
     n = len(src)
     order = flow_order(flow_id, n)
     transport, mtu, kinds, ecn = _counters(pp, flow_id, order)
-    sport = majority(flow_id, order, pp.sport)
+    sport = majority(flow_id, order, pp.udp_sports())
     pair = np.full(n, -1, np.int64)
     paired_by = np.full(n, "", dtype=object)
     cm_peer = _cm_peers(pp, order, (src, dst, qp), conns, (pair, paired_by))
