@@ -30,7 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.bench_decode import TSHARK_FIELDS, rocetrace_argv  # noqa: E402
+from benchmarks.bench_decode import TSHARK_FIELDS, compile_rocetrace, rocetrace_argv  # noqa: E402
 
 HOSTS, QPS, MESSAGE_SIZE, MTU, SNAPLEN = 8, 1, 16384, 1024, 128
 IN_MEMORY_LIMIT = 12_000_000  # packets: beyond, the in-memory run would not fit in 24 GB
@@ -153,6 +153,7 @@ def main() -> None:
     args = parser.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="rocetrace-scale-"))
     work.mkdir(parents=True, exist_ok=True)
+    print(compile_rocetrace(), flush=True)
     sizes = [int(float(s[:-1]) * 1e6) if s[-1] in "mM" else int(s) for s in args.sizes.split(",")]
     results: list[Result] = []
     for packets in sizes:

@@ -73,7 +73,7 @@ def _rates(
     for f in np.unique(cnp_flow[cnp_flow >= 0]):
         rows = np.flatnonzero(cnp_flow == f)
         own = model.order.frames_of(int(f))  # this flow only, not a scan of the capture
-        ts, cum = pp.ts[own], np.concatenate(([0], np.cumsum(pp.wire_len[own])))
+        ts, cum = pp.ts[own], np.concatenate(([0], np.cumsum(pp.wire_len[own].astype(np.int64))))
         t = cnp_ts[rows]
         at = cum[np.searchsorted(ts, t, "left")]
         lo = cum[np.searchsorted(ts, t - RATE_WINDOW_NS, "left")]
@@ -109,7 +109,7 @@ def cnp_table(pp: Prepared, model: FlowModel) -> pd.DataFrame:
             "flow_id": pd.arrays.IntegerArray(np.where(known, flow, 0).astype(np.int32), ~known),
             "src_ip": pp.ips[pp.src[idx]] if len(idx) else np.zeros(0, object),
             "dst_ip": pp.ips[pp.dst[idx]] if len(idx) else np.zeros(0, object),
-            "dest_qp": pp.qp[idx],
+            "dest_qp": pp.qp[idx].astype(np.int64),
             "dscp": pp.dscp[idx].astype(np.int64),
             "vlan_pcp": pp.pcp[idx].astype(np.int64),
             "ce_before": _ce_before(flow, idx, pp, model),

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from rocetrace._source_hash import check_build_is_current
-from rocetrace.analysis.flows import FlowModel
+from rocetrace.analysis.flows import FlowModel, ReadSpans
 from rocetrace.analysis.order import stable_order
 from rocetrace.analysis.pfc import PauseWindows
 from rocetrace.analysis.prepared import (
@@ -141,7 +141,7 @@ def _event_order(conv: np.ndarray, n_conv: int) -> np.ndarray:
 def run_conversations(
     pp: Prepared,
     model: FlowModel,
-    span: np.ndarray,
+    span: ReadSpans,
     hosts_of: np.ndarray,
     tol_ns: int,
     frame_ns: int,
@@ -192,7 +192,7 @@ class _Events:
 
     @classmethod
     def gather(
-        cls, pp: Prepared, row: np.ndarray, conv: np.ndarray, span: np.ndarray, paused: np.ndarray
+        cls, pp: Prepared, row: np.ndarray, conv: np.ndarray, span: ReadSpans, paused: np.ndarray
     ) -> _Events:
         return cls(
             row=row,

@@ -78,7 +78,7 @@ def _per_flow(pp: Prepared, model: flows.FlowModel) -> dict[str, Any]:
         ts = pp.ts[order.rows]
         ts_first = np.minimum.reduceat(ts, order.bounds[:-1])
         ts_last = np.maximum.reduceat(ts, order.bounds[:-1])
-    first_psn, last_psn = pp.psn[first], pp.psn[last]
+    first_psn, last_psn = pp.psn[first].astype(np.int64), pp.psn[last].astype(np.int64)
     both = np.flatnonzero(
         (model.kinds[:, REQUEST] > 0) & (model.kinds[:, REQUEST] < np.diff(order.bounds))
     )
@@ -100,7 +100,7 @@ def _bytes(pp: Prepared, flow_id: np.ndarray, n: int) -> np.ndarray:
     """Wire bytes per flow, summed in frame order (exact int64; an unbuffered add is faster
     than a gather through the flow order)."""
     wire = np.zeros(n + 1, np.int64)  # frames of no flow (-1) add to the last
-    np.add.at(wire, flow_id, pp.wire_len)
+    np.add.at(wire, flow_id, pp.wire_len.astype(np.int64, copy=False))
     return wire[:n]
 
 

@@ -61,7 +61,8 @@ def _packed_keys(pp: Prepared) -> np.ndarray:
     """Per frame (src << 44) | (dst << 24) | qp, as pairing.flow_keys packs them, built in
     place in one array; negative when any part is missing (-1: an OR keeps the sign), so
     one compare finds the frames with a full key."""
-    key = pp.src << 20
+    key = pp.src.astype(np.int64)  # IP codes are int32 (prepared.IP_CODE)
+    key <<= 20
     key |= pp.dst
     key <<= 24
     key |= pp.qp
@@ -261,7 +262,7 @@ def build_flow_model(pp: Prepared, conns: pd.DataFrame | None = None) -> FlowMod
     n = len(src)
     order = flow_order(flow_id, n)
     transport, mtu, kinds, ecn = _counters(pp, flow_id, order)
-    sport = majority(flow_id, order, pp.sport)
+    sport = majority(flow_id, order, pp.udp_sports())
     pair = np.full(n, -1, np.int64)
     paired_by = np.full(n, "", dtype=object)
     cm_peer = _cm_peers(pp, order, (src, dst, qp), conns, (pair, paired_by))
@@ -294,21 +295,42 @@ def _priorities(pp: Prepared, flow_id: np.ndarray, order: FlowOrder) -> np.ndarr
     return np.where(pcp >= 0, pcp, np.where(dscp >= 0, dscp >> 3, -1))
 
 
-def read_spans(pp: Prepared, model: FlowModel, fallback_mtu: int | None = None) -> np.ndarray:
+@dataclass(frozen=True)
+class ReadSpans:
+    """PSNs each frame occupies (read_spans), held as its exceptions: 1 for every frame
+    but the READ REQUESTs of a flow, whose spans are kept beside their rows. A per-frame
+    int64 array would hold 8 MB per million frames through the state machine's pass, the
+    analysis' peak, for a few thousand READs; `spans[rows]` gives the full values."""
+
+    reads: np.ndarray  # frame indices of the READ REQUESTs, ascending
+    span: np.ndarray  # the PSNs each of them takes (int64)
+    is_read: np.ndarray | None  # per frame: one of `reads` (bool); None when there are none
+
+    def __getitem__(self, rows: np.ndarray) -> np.ndarray:
+        """The span of each frame of `rows` (int64)."""
+        out = np.ones(len(rows), np.int64)
+        if self.is_read is not None:
+            hit = np.flatnonzero(self.is_read[rows])
+            out[hit] = self.span[np.searchsorted(self.reads, rows[hit])]
+        return out
+
+
+def read_spans(pp: Prepared, model: FlowModel, fallback_mtu: int | None = None) -> ReadSpans:
     """PSNs each frame occupies: a READ REQUEST takes one per response packet it asks for,
     counted in the responder's path MTU (its full-size READ responses: when the two ends
     disagree on the MTU, the responder's count is what the PSNs on the wire follow).
     A READ whose connection shows no MTU takes `fallback_mtu`, by default the largest
-    any flow of the table shows (a partition is given the capture's)."""
-    span = np.ones(len(pp), np.int64)
+    any flow of the table shows (a partition is given the capture's). Every other frame
+    takes one."""
     reads, mtu = _read_mtus(pp, model)
     if len(reads) == 0:
-        return span
+        return ReadSpans(reads, np.zeros(0, np.int64), None)
     fallback = model.mtu.max(initial=0) if fallback_mtu is None else fallback_mtu
     mtu = np.where(mtu > 0, mtu, fallback if fallback > 0 else 1024)
     length = np.maximum(pp.dma_length_at(reads), 0)
-    span[reads] = np.maximum(1, -(-length // mtu))
-    return span
+    is_read = np.zeros(len(pp), bool)
+    is_read[reads] = True
+    return ReadSpans(reads, np.maximum(1, -(-length // mtu)).astype(np.int64), is_read)
 
 
 def unsized_reads(pp: Prepared, model: FlowModel) -> bool:

@@ -28,6 +28,7 @@ _TRANSPORT_CODE |= {Transport.CNP: 4, Transport.XRC: 5}
 _POSITION_CODE = {None: POS_NONE, "first": POS_FIRST, "middle": POS_MIDDLE}
 _POSITION_CODE |= {"last": POS_LAST, "only": POS_ONLY}
 UD = _TRANSPORT_CODE[Transport.UD]
+IP_CODE = np.int32  # Prepared.src / dst: codes into Prepared.ips, -1 none
 
 
 def _luts() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -141,15 +142,19 @@ def _categorical(col: pd.Series) -> pd.Categorical:
 
 
 def _ip_codes(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Source and destination IPs as codes into one shared array of address strings."""
+    """Source and destination IPs as codes into one shared array of address strings.
+
+    int32 (IP_CODE): two per frame live through the whole analysis, int64 would hold 8 MB
+    more per million frames at its peak; what packs or multiplies codes widens them first
+    (flows' keys pack them in 20 bits each)."""
     src, dst = _categorical(df["src_ip"]), _categorical(df["dst_ip"])
     names = np.array(sorted(set(src.categories) | set(dst.categories)), dtype=object)
     if len(names) == 0:
-        return np.full(len(df), -1, np.int64), np.full(len(df), -1, np.int64), names
+        return np.full(len(df), -1, IP_CODE), np.full(len(df), -1, IP_CODE), names
     codes = []
     for col in (src, dst):
-        at = np.searchsorted(names, np.asarray(col.categories, dtype=object))
-        codes.append(np.take(np.append(at, -1), col.codes))  # null (-1) reads the added -1
+        at = np.searchsorted(names, np.asarray(col.categories, dtype=object)).astype(IP_CODE)
+        codes.append(np.take(np.append(at, IP_CODE(-1)), col.codes))  # null (-1) reads -1
     return codes[0], codes[1], names
 
 
@@ -180,11 +185,13 @@ class Prepared:
 
     Frame numbers, opcodes and READ lengths, which few passes read, are converted on first
     use: a full array no pass reads would cost its memory's first touch (~1.5 ms per 8 MB).
+    UDP source ports, which only the flow model reads, are converted when it asks and not
+    kept (4 MB per million frames less at the analysis' peak).
     """
 
     ts: np.ndarray
-    wire_len: np.ndarray
-    src: np.ndarray
+    wire_len: np.ndarray  # uint32 (the decoder's column itself) or int64: widen to add
+    src: np.ndarray  # IP_CODE
     dst: np.ndarray
     ips: np.ndarray
     qp: np.ndarray
@@ -199,13 +206,16 @@ class Prepared:
     ecn: np.ndarray
     dscp: np.ndarray
     pcp: np.ndarray
-    sport: np.ndarray
     table: pd.DataFrame = field(repr=False, compare=False)  # the columns converted on use
     roce: np.ndarray | None = field(repr=False, compare=False)  # RoCE frames; None: all
     in_time_order: bool = True  # timestamps never decrease from one frame to the next
 
     def __len__(self) -> int:
         return len(self.ts)
+
+    def udp_sports(self) -> np.ndarray:
+        """The UDP source port of each frame (int32, -1 none), converted on each call."""
+        return _ints(self.table, "udp_sport", np.int32)
 
     @cached_property
     def frame(self) -> np.ndarray:
@@ -256,16 +266,27 @@ def _kinds(
 
 
 # Prepared field -> (packet table column, dtype) for the columns converted as they are.
+# QPs and PSNs are 24-bit: int32 halves two arrays the whole analysis keeps (8 MB at 1M
+# frames, at its peak); what packs or subtracts them widens them first (pairing.flow_keys,
+# rocetrace.psn) and the tables they land in hold them as int64.
 _PLAIN: dict[str, tuple[str, type]] = {
-    "wire_len": ("wire_len", np.int64),
-    "qp": ("dest_qp", np.int64),
-    "psn": ("psn", np.int64),
+    "qp": ("dest_qp", np.int32),
+    "psn": ("psn", np.int32),
     "payload_len": ("payload_len", np.int32),
-    "sport": ("udp_sport", np.int32),
     "ecn": ("ecn", np.int16),
     "dscp": ("dscp", np.int16),
     "pcp": ("vlan_pcp", np.int16),
 }
+
+
+def _wire_lengths(df: pd.DataFrame) -> np.ndarray:
+    """The wire lengths: the decoder's uint32 column itself (no copy: an int64 one would be
+    8 MB per million frames kept to the analysis' end), any other as int64 with -1 for
+    null. Sums widen them to int64 first (a uint32 cumsum is uint64, np.add.at with a
+    uint32 operand takes a slow path)."""
+    if "wire_len" in df.columns and df["wire_len"].dtype == np.uint32:
+        return df["wire_len"].to_numpy()
+    return _ints(df, "wire_len")
 
 
 def prepare(df: pd.DataFrame) -> Prepared:
@@ -292,6 +313,7 @@ def prepare(df: pd.DataFrame) -> Prepared:
         **plain,
         **roce_only,
         ts=ts,
+        wire_len=_wire_lengths(df),
         src=_roce_only(roce, everywhere, src, -1),
         dst=_roce_only(roce, everywhere, dst, -1),
         ips=ips,

@@ -94,13 +94,19 @@ def _malformed_inside(c: cn.Conversations, pp: Prepared, gaps: np.ndarray) -> np
     before = np.where((k >= 0) & (c.conv[prev] == c.conv[gaps]), c.row[prev], -1)
     after = c.row[gaps]
     src, dst, ips = _ip_codes(pp.table)  # the codes of pp.ips, unmasked for malformed frames
-    pairs, pair = np.unique(src[bad] * len(ips) + dst[bad], return_inverse=True)
+    pairs, pair = np.unique(_ip_pair(src[bad], dst[bad], len(ips)), return_inverse=True)
     marks = np.sort(pair * len(pp) + bad)  # (IP pair, frame) of each malformed frame
-    wanted = pp.src[after] * len(ips) + pp.dst[after]
+    wanted = _ip_pair(pp.src[after], pp.dst[after], len(ips))
     at = np.minimum(np.searchsorted(pairs, wanted), len(pairs) - 1)
     base = at * len(pp)
     between = np.searchsorted(marks, base + after) > np.searchsorted(marks, base + before, "right")
     return (pairs[at] == wanted) & between
+
+
+def _ip_pair(src: np.ndarray, dst: np.ndarray, n_ips: int) -> np.ndarray:
+    """One int64 per (source, destination) IP code pair (the codes are int32: the product
+    would overflow them past 46,340 addresses)."""
+    return src.astype(np.int64) * n_ips + dst
 
 
 def nak_table(c: cn.Conversations, pp: Prepared, model: FlowModel) -> pd.DataFrame:
@@ -128,7 +134,7 @@ def nak_table(c: cn.Conversations, pp: Prepared, model: FlowModel) -> pd.DataFra
             "flow_id": pd.arrays.IntegerArray(np.maximum(about, 0).astype(np.int32), about < 0),
             "nak_flow_id": carrier.astype(np.int32),
             "kind": pd.Categorical.from_codes(kind, dtype=_KIND_DTYPE),
-            "psn": pp.psn[idx],
+            "psn": pp.psn[idx].astype(np.int64),
             "rnr_timer_us": np.where(rnr, np.asarray(RNR_TIMER_US)[code], np.nan),
             "stale": stale,
             "generation_latency_ns": pd.arrays.IntegerArray(np.maximum(latency, 0), ~linked),

@@ -79,7 +79,7 @@ def flow_model(pp: Prepared, shared: Shared) -> flows.FlowModel:
 
 
 @stage(PARTITION, ("pp", "model", "shared"), ("span",))
-def read_spans(pp: Prepared, model: flows.FlowModel, shared: Shared) -> np.ndarray:
+def read_spans(pp: Prepared, model: flows.FlowModel, shared: Shared) -> flows.ReadSpans:
     return flows.read_spans(pp, model, shared.mtu)
 
 
@@ -97,7 +97,7 @@ def congestion_tables(pp: Prepared, model: flows.FlowModel) -> tuple[pd.DataFram
 
 @stage(PARTITION, ("pp", "model", "span", "shared"), ("conv",), progress="sequences")
 def conversations(
-    pp: Prepared, model: flows.FlowModel, span: np.ndarray, shared: Shared
+    pp: Prepared, model: flows.FlowModel, span: flows.ReadSpans, shared: Shared
 ) -> connection.Conversations:
     tol = shared.tolerances
     return connection.run_conversations(

@@ -121,7 +121,7 @@ def clock_head(columns: PacketColumns) -> pd.DataFrame:
             "ts_ns": pp.ts,
             "src": hashes[pp.src],
             "dst": hashes[pp.dst],
-            "wire_len": pp.wire_len,
+            "wire_len": pp.wire_len.astype(np.int64),
             "frame": pp.frame,
         }
     )
