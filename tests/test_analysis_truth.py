@@ -124,6 +124,20 @@ def test_every_vantage_point(tmp_path: Path, scenario: str, vantage: str) -> Non
     check(tmp_path, scenario, seed=3, vantage=vantage)
 
 
+@pytest.mark.parametrize("recovery", ["go-back-n", "selective-repeat"])
+def test_single_packet_messages_above_1024_bytes_size_reads_by_their_payloads(
+    tmp_path: Path, recovery: str
+) -> None:
+    """Every message one packet of 2048 bytes (path MTU 4096): no FIRST or MIDDLE segment
+    shows the MTU, yet the 2048-byte WRITEs and READ responses show it is at least 2048.
+    A READ counted in a 1024-byte MTU would take two PSNs, the WRITE after it would look
+    like a PSN reuse, and its resends would go unreported."""
+    loss = Loss(every=9)
+    ov = {"ops": ("write_imm", "read"), "message_size": 2048, "mtu": 4096, "messages": 8}
+    g = check(tmp_path, "clean", 7, recovery=recovery, losses=(loss,), **ov)
+    assert g.episodes >= 2
+
+
 @st.composite
 def scenario_mix(draw: st.DrawFn) -> dict[str, Any]:
     """A random scenario: ops, policy, vantage, QPs, PSN wrap and a random loss pattern."""

@@ -326,11 +326,33 @@ def read_spans(pp: Prepared, model: FlowModel, fallback_mtu: int | None = None) 
     if len(reads) == 0:
         return ReadSpans(reads, np.zeros(0, np.int64), None)
     fallback = model.mtu.max(initial=0) if fallback_mtu is None else fallback_mtu
-    mtu = np.where(mtu > 0, mtu, fallback if fallback > 0 else 1024)
+    unsized = mtu <= 0
+    mtu = np.where(unsized, fallback if fallback > 0 else 1024, mtu)
+    if unsized.any():  # no fallback may be below what the connection's packets carried
+        mtu[unsized] = np.maximum(mtu[unsized], _mtu_floor(pp, model, reads[unsized]))
     length = np.maximum(pp.dma_length_at(reads), 0)
     is_read = np.zeros(len(pp), bool)
     is_read[reads] = True
     return ReadSpans(reads, np.maximum(1, -(-length // mtu)).astype(np.int64), is_read)
+
+
+IB_MTUS = np.array([256, 512, 1024, 2048, 4096], np.int64)
+
+
+def _mtu_floor(pp: Prepared, model: FlowModel, reads: np.ndarray) -> np.ndarray:
+    """Per READ of `reads`: the smallest path MTU its connection's packets allow. No packet
+    carries more than its path MTU, and a path MTU is one of IB_MTUS: a connection whose
+    messages are all single packets shows no full-size segment, yet a 2048-byte WRITE ONLY
+    or READ RESPONSE ONLY shows an MTU of at least 2048 (a larger payload than any of
+    IB_MTUS stands for itself)."""
+    rows = np.flatnonzero(model.flow_id >= 0)
+    largest = np.zeros(len(model), np.int64)
+    np.maximum.at(largest, model.flow_id[rows], pp.payload_len[rows].astype(np.int64))
+    flow = model.flow_id[reads]
+    pair = model.pair[flow]
+    seen = np.maximum(largest[flow], np.where(pair >= 0, largest[np.maximum(pair, 0)], 0))
+    legal = IB_MTUS[np.minimum(np.searchsorted(IB_MTUS, seen), len(IB_MTUS) - 1)]
+    return np.where(seen > IB_MTUS[-1], seen, legal)
 
 
 def unsized_reads(pp: Prepared, model: FlowModel) -> bool:
