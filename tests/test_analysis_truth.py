@@ -138,6 +138,28 @@ def test_single_packet_messages_above_1024_bytes_size_reads_by_their_payloads(
     assert g.episodes >= 2
 
 
+@pytest.mark.parametrize("clock", ["ns", "us", "25G"])
+def test_go_back_0_timer_below_a_mid_message_ack_is_not_read_as_go_back_n(
+    tmp_path: Path, clock: str
+) -> None:
+    """A go-back-0 NIC seen at the sender, with an ACK asked for mid-message: its timer
+    restarts go back to the message's first PSN, below that ACK, where a go-back-N would
+    not. Its other timer restarts begin at a message's first PSN that is also the first
+    unacknowledged one: go-back-N and go-back-0 alike, so they show no policy, and the
+    restarts below the ACK are not read as the NIC's go-back-N."""
+    mix = {
+        "ops": ("write_imm",), "recovery": "go-back-0", "vantage": "sender", "qps": 2,
+        "messages": 7, "message_size": 16384, "window": 8, "ack_req_every": 16,
+        "link_delay_ns": 2000, "losses": (Loss(every=33, before_mirror=True),),
+        "max_packets": 3000,
+    }  # fmt: skip
+    ov = dict(mix, link_speed_bps=25e9) if clock == "25G" else mix
+    a, truth = analyzed(tmp_path, "clean", 496, "ns" if clock == "25G" else clock, **ov)
+    g = grade(a, seen_at(truth))
+    assert g.episodes >= 10
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+
+
 @st.composite
 def scenario_mix(draw: st.DrawFn) -> dict[str, Any]:
     """A random scenario: ops, policy, vantage, QPs, PSN wrap and a random loss pattern."""

@@ -1040,12 +1040,20 @@ def _host_policy(
     its timer (which goes back N on the same NIC)."""
     cause = np.where(trigger == "nak", "nak", "timer").astype(object)
     key = _hosts(x, e).astype(object) + "/" + _op_class(e["start_opcode"]) + "/" + cause
-    sure = pd.DataFrame({"key": key, "mode": mode})[certainty == CERTAIN]
+    shows = (certainty == CERTAIN) & ~_go_back_n_or_0(e, mode)
+    sure = pd.DataFrame({"key": key, "mode": mode})[shows]
     seen = sure.groupby("key")["mode"].agg(lambda m: frozenset(m.astype(str)))
     x.seen["modes"] = tuple(sorted((str(k), v) for k, v in seen.items()))
     nic = x.nic or NicContext(modes=x.seen["modes"])  # type: ignore[arg-type]
     found = pd.Series(key).map(nic.policy()).to_numpy(object)
     return np.where(pd.isna(found), "", found).astype(object)
+
+
+def _go_back_n_or_0(e: np.ndarray, mode: np.ndarray) -> np.ndarray:
+    """A go-back-N from a message's first PSN: what a go-back-0 NIC sends too (its first
+    unacknowledged PSN began a message, where a go-back-0 restarts as well), so it shows
+    no policy between the two. Only a go-back-N from inside a message does."""
+    return (mode == "go-back-n") & np.isin(e["start_pos"], (POS_FIRST, POS_ONLY))
 
 
 def seen_context(x: Context) -> NicContext:
