@@ -542,11 +542,14 @@ def _modes(
     # path loses anywhere else in the capture
     burst = tail_skip & ~overtaken & (certainty != CERTAIN) & (e["skipped"] >= 2)
     certainty[burst & (e["skipped"] > _longest_loss(x.conv)[e["conv"]])] = LIKELY
-    hidden = np.where(middle > 0, _hidden_first(x, e, trigger, gb0), 0)
+    hidden_any = _hidden_first(x, e, trigger, gb0)
+    hidden = np.where(middle > 0, hidden_any, 0)
     certainty[hidden != 0] = UNCERTAIN
     host = _hosts(x, e)
     x.seen["gb0_hosts"] = frozenset(np.unique(host[gb0 & (certainty == CERTAIN)]).tolist())
-    inside = pd.Series(host[hidden != 0]).value_counts()
+    # every restart inside a message counts, a single resend too: a go-back-0 NIC would
+    # have lost its message's first resends on each
+    inside = pd.Series(host[hidden_any != 0]).value_counts()
     x.seen["hidden"] = tuple(sorted((str(k), int(v)) for k, v in inside.items()))
     nic = x.nic or NicContext(gb0_hosts=x.seen["gb0_hosts"], hidden=x.seen["hidden"])  # type: ignore[arg-type]
     _resolve_hidden_first(host, hidden, mode, certainty, nic, trigger == "nak")
@@ -575,7 +578,7 @@ def _modes(
     # at that PSN whatever the NIC's policy (_below_ack), unless it is inside a message
     # whose first resends (a go-back-0's) may have been lost before the capture point
     timer = (trigger == "timeout") & (policy == "") & ~below_ack
-    timer &= _hidden_first(x, e, trigger, gb0) == 0
+    timer &= hidden_any == 0
     policy[timer] = "go-back-n"
     # below an ACK the sender may not have had: a go-back-0 NIC would restart there both
     # when it had the ACK (going back) and when it had not (at its first unacked PSN)
@@ -597,7 +600,17 @@ def _modes(
     certainty[above & (certainty == CERTAIN)] = LIKELY
     certainty[above & ~_message_starts_at_nak(x, e)] = UNCERTAIN
     # or a selective repeat's skip to the newest PSN sent after its lost resend
-    certainty[above & (e["start_ext"] >= e["last_sent_first"])] = UNCERTAIN
+    newest = above & (e["start_ext"] >= e["last_sent_first"])
+    certainty[newest] = UNCERTAIN
+    # which it is, likely, when a go-back-N (or go-back-0) would have lost more resends in a
+    # row than the path loses anywhere else, the NAKed PSN is a WRITE's or READ's (selective
+    # repeat covers those only) and the NIC shows no other policy for their NAKs
+    shown = (x.nic or NicContext(modes=x.seen["modes"])).policy()  # type: ignore[arg-type]
+    rdma_policy = pd.Series(host + "/rdma/nak").map(shown).fillna("").to_numpy(object)
+    newest &= np.isin(rdma_policy, ("", "selective-repeat"))
+    lost = _lost_before_newest(x, e, newest)
+    burst = (lost >= 2) & (lost > _longest_loss(x.conv)[e["conv"]])
+    mode[burst], certainty[burst] = "selective-repeat", LIKELY
     # an episode whose cause is open may be two NICs' episodes run together: its PSNs then
     # show no one policy; and a run cut by such an episode may go on in it, unless none of
     # its resends can go on there
@@ -620,6 +633,30 @@ def _above_nak(e: np.ndarray) -> np.ndarray:
     request from that PSN up to the run's first, so the NAK's go-back-N lost its first
     resends before the capture point (the state machine's nak_below_unseen)."""
     return (e["nak_ev"] >= 0) & (e["start_ext"] > e["nak_ext"])
+
+
+def _lost_before_newest(x: Context, e: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """Per run of `which` (one that begins at the newest PSN sent, above the PSN its NAK
+    asked for): how many resends a go-back-N of that NAK would have lost in a row before
+    it, at least: one per PSN the capture saw requested from where it would have begun
+    (the NAKed PSN, the first PSN not acknowledged, or a PSN a later NAK seen before the
+    run asked for, whichever is highest: each moves a go-back-N on) up to the run's.
+    A selective repeat resends the NAKed PSN and then the newest: one lost resend, or none
+    where an acknowledgement removed it."""
+    out = np.zeros(len(e), np.int64)
+    c = x.conv
+    naks = np.flatnonzero(np.isin(c.kind, (NAK, RNR_NAK)))
+    requests = _requests_by_psn(x)
+    for k in np.flatnonzero(which).tolist():  # such runs are few
+        conv, start = int(e["conv"][k]), int(e["start_ext"][k])
+        nak_copy = requests.first_copy(conv, int(e["nak_ext"][k]))
+        if nak_copy < 0 or _op_class(x.pp.opcodes_at(c.row[[nak_copy]]))[0] != "rdma":
+            continue  # a SEND's NAK goes back N on a selective-repeat NIC too
+        later = naks[(naks >= e["nak_ev"][k]) & (naks < e["first_ev"][k])]
+        later = later[(c.conv[later] == conv) & (c.ext[later] <= start)]
+        floor = max(int(e["nak_ext"][k]), int(e["acked"][k]) + 1, *c.ext[later].tolist())
+        out[k] = requests.psns_between(conv, floor, start)
+    return out
 
 
 def _message_starts_at_nak(x: Context, e: np.ndarray) -> np.ndarray:
@@ -843,6 +880,14 @@ class _RequestsByPsn:
         lo, hi = np.searchsorted(self.conv, [conv, conv + 1])
         at = lo + int(np.searchsorted(self.ext[lo:hi], ext))
         return int(self.ev[at]) if at < hi and self.ext[at] == ext else -1
+
+    def psns_between(self, conv: int, lo_ext: int, hi_ext: int) -> int:
+        """How many PSNs from `lo_ext` up to, not including, `hi_ext` the conversation's
+        requests took (each once)."""
+        lo, hi = np.searchsorted(self.conv, [conv, conv + 1])
+        ext = self.ext[lo:hi]
+        i0, i1 = np.searchsorted(ext, [lo_ext, hi_ext])
+        return len(np.unique(ext[i0:i1]))
 
     def wire_between(self, conv: int, lo_ext: int, hi_ext: int) -> int:
         """The wire bytes, at least, of the PSNs strictly between two of a conversation's:
