@@ -459,6 +459,26 @@ def test_lone_resend_of_the_newest_above_a_write_or_read_nak_is_its_repeats_tail
     assert (tails["mode_certainty"] == "likely").all()
 
 
+def test_selective_repeat_where_a_go_back_n_would_have_lost_its_run(tmp_path: Path) -> None:
+    """Selective-repeat NICs seen at the receiver, losing requests on the way (hard cases):
+    a READ's NAKed PSN resent once, then nothing before the ACK timer fires; and a resend
+    of the newest PSN above its NAKed one (that resend lost). A go-back-N would have lost
+    every PSN after the resend (or before the newest) in a row, more than the path loses
+    anywhere else: selective repeat, likely."""
+    for case, above in ((32, False), (38, True)):
+        mix, seed = HARD_CASES[case]
+        (tmp_path / str(case)).mkdir()
+        a, truth = analyzed(tmp_path / str(case), "clean", seed, **mix)
+        g = grade(a, seen_at(truth))
+        assert (g.wrong, g.missed, g.false) == ([], [], [])
+        eps = a.retransmissions
+        naks = eps[(eps["trigger"] == "nak") & (eps["packets"] == 1)]
+        at = naks["start_psn"] != naks["nak_psn"] if above else naks["start_psn"] == naks["nak_psn"]
+        sr = naks[at & (naks["mode"] == "selective-repeat")]
+        assert len(sr), case
+        assert (sr["mode_certainty"] == "likely").all()
+
+
 # Measured share of uncertain episodes on the hard cases: ns 8.6%, us 16.8%, jitter50
 # 9.2%, 25G 15.6%, 400G 7.0% (was 14.4%, 19.9%, 14.7%, 15.6%, 12.2%; then 17%, 25%, 17%,
 # 16%, 16%; then 22%, 38%, 22%, 24%, 24%; before that 25%, 41%, 25%, 27%, 27%, then 33%,

@@ -450,7 +450,10 @@ static Episode *new_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_
     E.resp_hi = c->resp_hi;
     E.resp_hi_ev = revealing_response(c, e);
     E.orig_ev = orig ? orig->ev : -1;
-    E.msg_first = orig ? orig->msg_first : NONE;
+    /* a PSN first seen in this resend (every earlier copy lost before the capture point)
+     * was remembered just before, with the message of the PSN before it */
+    Slot *known = orig ? orig : slot_of(m, e);
+    E.msg_first = known ? known->msg_first : NONE;
     E.cut_of = c->open;
     E.alt_of = E.taken_split = E.alt_lo = E.split_by = E.alt_two = -1;
     if (!PUSH(m->eps, E)) {

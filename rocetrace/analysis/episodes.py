@@ -25,6 +25,7 @@ from rocetrace.analysis.prepared import (
     ACK,
     ATOMIC_ACK,
     NAK,
+    PFC,
     POS_FIRST,
     POS_LAST,
     POS_ONLY,
@@ -702,11 +703,14 @@ def _modes(
     # path loses anywhere else in the capture
     burst = tail_skip & ~overtaken & (certainty != CERTAIN) & (e["skipped"] >= 2)
     certainty[burst & (e["skipped"] > _longest_loss(x.conv)[e["conv"]])] = LIKELY
-    hidden = np.where(middle > 0, _hidden_first(x, e, trigger, gb0), 0)
+    hidden_any = _hidden_first(x, e, trigger, gb0)
+    hidden = np.where(middle > 0, hidden_any, 0)
     certainty[hidden != 0] = UNCERTAIN
     host = _hosts(x, e)
     x.seen["gb0_hosts"] = frozenset(np.unique(host[gb0 & (certainty == CERTAIN)]).tolist())
-    inside = pd.Series(host[hidden != 0]).value_counts()
+    # every restart inside a message counts, a single resend too: a go-back-0 NIC would
+    # have lost its message's first resends on each
+    inside = pd.Series(host[hidden_any != 0]).value_counts()
     x.seen["hidden"] = tuple(sorted((str(k), int(v)) for k, v in inside.items()))
     nic = x.nic or NicContext(gb0_hosts=x.seen["gb0_hosts"], hidden=x.seen["hidden"])  # type: ignore[arg-type]
     _resolve_hidden_first(host, hidden, mode, certainty, nic, trigger == "nak")
@@ -736,7 +740,7 @@ def _modes(
     # at that PSN whatever the NIC's policy (_below_ack), unless it is inside a message
     # whose first resends (a go-back-0's) may have been lost before the capture point
     timer = (trigger == "timeout") & (policy == "") & ~below_ack
-    timer &= _hidden_first(x, e, trigger, gb0) == 0
+    timer &= hidden_any == 0
     policy[timer] = "go-back-n"
     # below an ACK the sender may not have had: a go-back-0 NIC would restart there both
     # when it had the ACK (going back) and when it had not (at its first unacked PSN)
@@ -747,6 +751,13 @@ def _modes(
     known = either & (policy != "")
     mode[known] = policy[known]
     certainty[known] = LIKELY
+    # one resend of a WRITE's or READ's NAKed PSN, then no more of a run before new data or
+    # a timer's silence: a go-back-N would have lost the rest of its run in a row
+    lone = cut_short & (policy == "") & (trigger == "nak") & (e["nak_kind"] == NAK)
+    lone &= (e["start_ext"] == e["nak_ext"]) & (_op_class(e["start_opcode"]) == "rdma")
+    lost = _lone_resend_run_lost(x, e, lone)
+    lone = (lost >= 2) & (lost > _longest_loss(x.conv)[e["conv"]])
+    mode[lone], certainty[lone] = "selective-repeat", LIKELY
     # a run that went on through a PSN soon after its NAK may be two episodes, the second
     # from that resend on: its shape shows one policy only as likely (the other reading
     # needs an answer sooner than any the path shows)
@@ -758,8 +769,15 @@ def _modes(
     certainty[above & (certainty == CERTAIN)] = LIKELY
     certainty[above & ~_message_starts_at_nak(x, e)] = UNCERTAIN
     # or a selective repeat's skip to the newest PSN sent after its lost resend
-    certainty[above & (e["start_ext"] >= e["last_sent_first"])] = UNCERTAIN
-    tail = _tail_of_lost_repeat(x, e, above & (e["start_ext"] >= e["last_sent_first"]))
+    newest = above & (e["start_ext"] >= e["last_sent_first"])
+    certainty[newest] = UNCERTAIN
+    # which it is, likely, when a go-back-N would have lost more resends in a row than the
+    # path loses anywhere else (_tail_of_lost_repeat), and the NIC shows no other policy
+    # for READ and WRITE NAKs
+    shown = (x.nic or NicContext(modes=x.seen["modes"])).policy()  # type: ignore[arg-type]
+    rdma_policy = pd.Series(host + "/rdma/nak").map(shown).to_numpy(object)
+    newest &= pd.isna(rdma_policy) | np.isin(rdma_policy, ("", "selective-repeat"))
+    tail = _tail_of_lost_repeat(x, e, newest)
     mode[tail], certainty[tail] = "selective-repeat", LIKELY
     # an episode whose cause is open may be two NICs' episodes run together: its PSNs then
     # show no one policy; and a run cut by such an episode may go on in it, unless none of
@@ -776,9 +794,17 @@ def _modes(
     certainty[e["cut_of"][cutter[~_cannot_go_on(e, cutter)]]] = UNCERTAIN
     if len(x.alt) == len(e):
         whole = _whole_selective_repeat(x, e, mode, certainty)
-        _same_mode_either_run(np.where(whole, -1, x.alt), mode, certainty, sends_only)
+        # where requests are lost upstream (the two back to back), and a lone resend's split
+        # (above: more of the run it split, that run would be a go-back-N that lost as many
+        # in a row, as no selective repeat resends a PSN but its NAKed one and the newest),
+        # the split keeps its mode; the run's, which may hold two episodes' resends, is
+        # weighed as before
+        keep = (whole & x.losses_upstream[e["conv"]]) | (lone & (certainty != UNCERTAIN))
+        whole &= ~x.losses_upstream[e["conv"]]
+        _same_mode_either_run(np.where(whole, -1, x.alt), mode, certainty, sends_only, keep)
         if len(x.alt2) == len(e):  # a split that may continue either of two runs: both
-            _same_mode_either_run(np.where(whole, -1, x.alt2), mode, certainty, sends_only)
+            alt2 = np.where(whole, -1, x.alt2)
+            _same_mode_either_run(alt2, mode, certainty, sends_only, keep)
     return mode, certainty
 
 
@@ -787,6 +813,45 @@ def _above_nak(e: np.ndarray) -> np.ndarray:
     request from that PSN up to the run's first, so the NAK's go-back-N lost its first
     resends before the capture point (the state machine's nak_below_unseen)."""
     return (e["nak_ev"] >= 0) & (e["start_ext"] > e["nak_ext"])
+
+
+def _lone_resend_run_lost(x: Context, e: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """Per episode of `which` (one resend, of its NAKed PSN, not the newest PSN sent): how
+    many resends a go-back-N would have lost in a row after it, at least, when the
+    conversation's next request is new data (a go-back-N sends it only after its run) or
+    comes the shortest ACK timer after it (a run goes back to back; not where the capture
+    shows PFC pauses, which hold a run back): one per PSN the capture saw requested from
+    where the run would have gone on (past the resend, past what was acknowledged, or at a
+    PSN a NAK since the episode's asked for, whichever is highest) up to the newest PSN
+    sent. A selective repeat resends the NAKed PSN and then the newest: one lost resend.
+    0 where the next request may be more of such a run."""
+    out = np.zeros(len(e), np.int64)
+    c = x.conv
+    quiet_ok = not (x.pp.kind == PFC).any()
+    requests = _requests_by_psn(x)
+    acks = (ACK, ATOMIC_ACK, READ_RESPONSE)
+    for k in np.flatnonzero(which).tolist():  # such resends are few
+        conv, first = int(e["conv"][k]), int(e["first_ev"][k])
+        end = int(np.searchsorted(c.conv, conv, "right"))  # grouped by conversation
+        ev = np.arange(int(e["nak_ev"][k]) + 1, end)
+        after = ev[(ev > first) & (c.kind[ev] == REQUEST)]
+        if not len(after):
+            continue
+        nxt = int(after[0])
+        quiet = c.ts[nxt] - c.ts[first] >= MIN_ACK_TIMEOUT_NS - x.tol.slack_ns
+        if not ((c.flags[nxt] & cn.NEW) or (quiet and quiet_ok)):
+            continue
+        ev = ev[(ev < nxt) & ((c.flags[ev] & cn.UNSENT) == 0)]
+        acked = ev[np.isin(c.kind[ev], acks)]
+        naked = ev[np.isin(c.kind[ev], (NAK, RNR_NAK))]
+        floor = max(
+            int(e["cursor"][k]),
+            int(e["acked"][k]) + 1,
+            int(c.ext[acked].max(initial=-(1 << 62))) + 1,
+            int(c.ext[naked].max(initial=-(1 << 62))),
+        )
+        out[k] = requests.psns_between(conv, floor, int(e["last_sent_first"][k]) + 1)
+    return out
 
 
 def _message_starts_at_nak(x: Context, e: np.ndarray) -> np.ndarray:
@@ -816,10 +881,15 @@ def _whole_selective_repeat(
     more of the run it may continue: the split's mode is its own, and that run's is not
     changed by it."""
     c = x.conv
-    out = (x.alt >= 0) & (mode == "selective-repeat") & (certainty == CERTAIN)
+    out = (x.alt >= 0) & (mode == "selective-repeat") & (certainty != UNCERTAIN)
     out &= (e["n_resent"] == 2) & (e["skips"] == 1) & (e["tail_skips"] == 1)
     out &= (e["ack_skips"] == 0) & (e["resumed"] == 0) & (e["nak_ev"] >= 0)
-    out &= ~x.losses_upstream[e["conv"]]
+    upstream = x.losses_upstream[e["conv"]]
+    # where requests are lost before the capture point: the two came back to back, with no
+    # room for the PSNs a go-back-N would have sent between, nor for a lost copy of the
+    # first PSN (the repeat's own, were the first seen more of the run), likely
+    tight = _back_to_back(x, e, out & upstream) & _no_room_for_copy(x, e, out & upstream)
+    out &= ((certainty == CERTAIN) & ~upstream) | tight
     for k in np.flatnonzero(out):  # such splits are few
         ev = np.arange(e["nak_ev"][k] + 1, e["last_ev"][k])
         ev = ev[c.conv[ev] == e["conv"][k]]
@@ -855,13 +925,14 @@ def _chain_misses(alt: np.ndarray, oldest: np.ndarray) -> np.ndarray:
 
 
 def _same_mode_either_run(
-    alt: np.ndarray, mode: np.ndarray, certainty: np.ndarray, send: np.ndarray
+    alt: np.ndarray, mode: np.ndarray, certainty: np.ndarray, send: np.ndarray, keep: np.ndarray
 ) -> None:
     """A split the capture cannot tell from more of the run it cut (_either_run) keeps its
     mode only when the run's mode is the same and neither is open: then both readings
     resend by one policy. Else both are open (as a run cut by an episode of open cause),
     except a SEND run's go-back-N: selective repeat covers RDMA READ and WRITE only, so a
-    SEND's run goes back N whether or not the split's resends are more of it.
+    SEND's run goes back N whether or not the split's resends are more of it. A split of
+    `keep` keeps its own mode (it is no more of the run); the run's is weighed alike.
     """
     has = alt >= 0
     if not has.any():
@@ -869,7 +940,7 @@ def _same_mode_either_run(
     other = np.maximum(alt, 0)
     open_ = certainty == UNCERTAIN
     differs = has & ((mode != mode[other]) | open_ | open_[other])
-    certainty[differs] = UNCERTAIN
+    certainty[differs & ~keep] = UNCERTAIN
     runs = alt[differs]
     keeps = send[runs] & (mode[runs] == "go-back-n") & ~open_[runs]
     certainty[runs[~keeps]] = UNCERTAIN
@@ -975,6 +1046,22 @@ def _back_to_back(x: Context, e: np.ndarray, which: np.ndarray) -> np.ndarray:
     return out
 
 
+def _no_room_for_copy(x: Context, e: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """Of the episodes in `which`: did the first two resends come too close for another
+    copy of the first between them (its wire time, plus the shorter of the two: a
+    timestamp may be taken as a frame starts or as it ends)? Needs the link speed."""
+    out = np.zeros(len(e), bool)
+    if x.tol.link_bps is None:
+        return out
+    c, pp = x.conv, x.pp
+    for k in np.flatnonzero(which & (e["n_resent"] >= 2)).tolist():  # few
+        rows = np.flatnonzero(c.episode[e["first_ev"][k] : e["last_ev"][k] + 1] == k)
+        a, b = e["first_ev"][k] + rows[0], e["first_ev"][k] + rows[1]
+        wire_a, wire_b = int(pp.wire_len[c.row[a]]), int(pp.wire_len[c.row[b]])
+        out[k] = c.ts[b] - c.ts[a] + x.tol.slack_ns < x.tol.frame_ns(wire_a + min(wire_a, wire_b))
+    return out
+
+
 def _requests_by_psn(x: Context) -> _RequestsByPsn:
     """The table's requests sorted by conversation and PSN, built once (two rules look PSNs
     up in them)."""
@@ -1010,6 +1097,14 @@ class _RequestsByPsn:
         lo, hi = np.searchsorted(self.conv, [conv, conv + 1])
         at = lo + int(np.searchsorted(self.ext[lo:hi], ext))
         return int(self.ev[at]) if at < hi and self.ext[at] == ext else -1
+
+    def psns_between(self, conv: int, lo_ext: int, hi_ext: int) -> int:
+        """How many PSNs from `lo_ext` up to, not including, `hi_ext` the conversation's
+        requests took (each once)."""
+        lo, hi = np.searchsorted(self.conv, [conv, conv + 1])
+        ext = self.ext[lo:hi]
+        i0, i1 = np.searchsorted(ext, [lo_ext, hi_ext])
+        return len(np.unique(ext[i0:i1]))
 
     def wire_between(self, conv: int, lo_ext: int, hi_ext: int) -> int:
         """The wire bytes, at least, of the PSNs strictly between two of a conversation's:
