@@ -618,7 +618,10 @@ def _modes(
     cut_run &= e["end_ext"] < e["last_sent_first"]
     either = (same_packets | cut_short | cut_run | below_ack | (tail_skip & overtaken)) & ~gb0
     either &= certainty != CERTAIN
-    policy = _host_policy(x, e, trigger, mode, certainty)
+    # an episode whose cause is open shows no certain mode (below): no policy from it
+    policy = _host_policy(
+        x, e, trigger, mode, np.where(trigger_certainty == UNCERTAIN, UNCERTAIN, certainty)
+    )
     # selective repeat covers RDMA READ and WRITE only: a SEND both policies would resend
     # alike went back N (unless a go-back-0 could have: a NIC that shows one, a restart
     # inside a message whose first resends may be lost, or below a seen ACK)
