@@ -623,3 +623,57 @@ HARD_CASES: list[tuple[dict[str, Any], int]] = [
         172,
     ),
 ]
+
+# Hard cases on a sprayed path (request reordering): graded on every clock like those
+# above, but kept out of their bound on uncertain episodes, as a late copy leaves open what
+# the capture cannot tell (which run a resend is, whether a lone first copy was resent).
+REORDER_CASES: list[tuple[dict[str, Any], int]] = [
+    # A go-back-0 NIC on a sprayed path, seen at the receiver: one resend of its run came
+    # late, after the run had gone on and the responder had NAKed the hole. The late copy
+    # goes back to the PSN the run passed over and the run goes on past where it stopped:
+    # read as the NAK's answer (certain), and as the path's shortest answer. Later its ACK
+    # timer fired while ACKs below the NAKed PSN's message came in, which restart no timer
+    # on a NIC that takes a NAK as acknowledging what precedes the message: read from the
+    # last such ACK, the timer could not have fired yet, and the resend was the NAK's.
+    (
+        {
+            "ops": ("read", "send"),
+            "recovery": "go-back-0",
+            "vantage": "receiver",
+            "qps": 1,
+            "messages": 4,
+            "message_size": 16384,
+            "start_psn": 100,
+            "losses": (Loss(every=40), Loss(rate=0.0424983946288012)),
+            "max_packets": 3000,
+            "window": 64,
+            "ack_req_every": 16,
+            "timeout": 8,
+            "link_delay_ns": 200,
+            "reorder_rate": 0.011963631530809643,
+        },
+        732,
+    ),
+    # A go-back-0 NIC's ACK timer, seen at the sender: ACKs of PSNs below an earlier NAK's
+    # PSN came after that NAK; read as progress, they put the timer's start too late for it
+    # to have fired, and the resend long after the next NAK was that NAK's answer (certain).
+    (
+        {
+            "ops": ("write_imm", "read", "read"),
+            "recovery": "go-back-0",
+            "vantage": "sender",
+            "qps": 1,
+            "messages": 2,
+            "message_size": 16384,
+            "start_psn": None,
+            "losses": (Loss(rate=0.038741279911553114),),
+            "max_packets": 3000,
+            "window": 16,
+            "ack_req_every": 16,
+            "timeout": 6,
+            "link_delay_ns": 200,
+            "reorder_rate": 0.023667488710876414,
+        },
+        400,
+    ),
+]

@@ -229,6 +229,55 @@ def _paused_so_far(
     return cum - base
 
 
+def passed_over(c: Conversations, ks: np.ndarray) -> np.ndarray:
+    """Per episode in `ks`: does it begin at a PSN the conversation's episode before it
+    passed over (resent PSNs below and above it, not it)? On a path that reorders, such a
+    first resend may be that run's own copy, late, not a new episode's."""
+    e, span = c.episodes, 1 << 24  # a run covers less than the PSN space
+    ev = np.flatnonzero(c.episode >= 0)
+    out = np.zeros(len(ks), bool)
+    if len(ev) == 0 or len(ks) == 0:
+        return out
+    ep, ext = c.episode[ev].astype(np.int64), c.ext[ev]
+    n = len(e)
+    lo = np.full(n, np.iinfo(np.int64).max, np.int64)
+    hi = np.full(n, np.iinfo(np.int64).min, np.int64)
+    np.minimum.at(lo, ep, ext)
+    np.maximum.at(hi, ep, ext)
+    key = np.sort(ep * span + (ext - lo[ep]))
+    prev = ks - 1
+    ok = (prev >= 0) & (e["conv"][ks] == e["conv"][np.maximum(prev, 0)])
+    p = e["start_ext"][ks]
+    j = np.maximum(prev, 0)
+    ok &= (lo[j] < p) & (p < hi[j]) & (p - lo[j] < span)
+    want = j * span + (p - lo[j])
+    at = np.minimum(np.searchsorted(key, want), max(len(key) - 1, 0))
+    out[ok] = key[at[ok]] != want[ok]
+    return out
+
+
+def late_copy(c: Conversations) -> np.ndarray:
+    """Per episode: does it begin by going back to a PSN the run before it passed over, and
+    go on past where that run stopped, short of the newest PSN sent? On a path that
+    reorders, that first resend may be the run's own copy, late (the responder NAKed the
+    hole meanwhile), and what follows more of that run: a NAK's answer would go on from
+    its PSN (go-back-N, go-back-0) or skip to the newest PSN (selective repeat)."""
+    e = c.episodes
+    out = np.zeros(len(e), bool)
+    ks = np.flatnonzero(np.isin(e["start_kind"], (START_RESTART, START_ASKED)))
+    ev = np.flatnonzero(c.episode >= 0)
+    if not len(ks) or not len(ev):
+        return out
+    ep = c.episode[ev].astype(np.int64)
+    order = np.lexsort((ev, ep))
+    ev, ep = ev[order], ep[order]
+    second = np.minimum(np.searchsorted(ep, ks) + 1, len(ep) - 1)
+    nxt, prev = c.ext[ev[second]], np.maximum(ks - 1, 0)
+    run_on = (ep[second] == ks) & (nxt > e["end_ext"][prev]) & (nxt < e["last_sent_first"][ks])
+    out[ks] = passed_over(c, ks) & run_on
+    return out
+
+
 def answer_floor(c: Conversations, hosts_of: np.ndarray) -> np.ndarray:
     """Per conversation: the shortest time from a NAK to a resend of its PSN that starts an
     episode on its own (after new data or by going back), over the conversation's host
@@ -238,6 +287,7 @@ def answer_floor(c: Conversations, hosts_of: np.ndarray) -> np.ndarray:
     clean = (e["nak_ev"] >= 0) & (e["start_ext"] == e["nak_ext"])
     clean &= np.isin(e["start_kind"], (START_FIRST, START_RESTART))
     clean &= (e["orig_ev"] >= 0) | (e["n_resent"] >= 2)  # not a lone late original
+    clean &= ~late_copy(c)  # nor a run's own copy, late
     if not clean.any():
         return floor
     wait = c.ts[e["first_ev"][clean]] - c.ts[e["nak_ev"][clean]]

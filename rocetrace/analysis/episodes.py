@@ -28,6 +28,7 @@ from rocetrace.analysis.prepared import (
     PFC,
     POS_FIRST,
     POS_LAST,
+    POS_MIDDLE,
     POS_ONLY,
     READ_RESPONSE,
     REQUEST,
@@ -133,6 +134,7 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     since = t0 - c.ts[_progress_before(c, e["conv"], e["first_ev"])]
     certainty[above & (since >= MIN_ACK_TIMEOUT_NS - slack)] = UNCERTAIN
     certainty[trigger == "unknown"] = UNCERTAIN
+    certainty[cn.late_copy(c)] = UNCERTAIN
     # a split the state machine swapped with its run's resumption (no request lost before
     # the capture point so far): where the capture shows such losses after all, a
     # go-back-N that lost resends on the way may have made the skip, and which copy is
@@ -228,6 +230,7 @@ def _own_nak_answered(
     clean &= (e["alt_of"] == -1) & (e["nak_early"] == 0) & (e["near_taken"] == 0)
     clean &= (e["near_split"] == 0) & (e["taken_split"] < 0) & (e["cut_by_split"] == 0)
     clean &= ~below_own
+    clean &= (e["orig_ev"] >= 0) | (e["n_resent"] >= 2)  # a lone first copy: maybe reordered
     x.own_takers = _own_nak_takers(x, e, np.flatnonzero(below_own))
     for k, takers in x.own_takers.items():
         out[k] = len(takers) > 0 and bool(((takers >= 0) & (takers != k)).all())
@@ -552,7 +555,17 @@ def _slow_answers(
     else the capture cannot tell."""
     c = x.conv
     t0 = c.ts[e["first_ev"]]
-    since = t0 - c.ts[_progress_before(c, e["conv"], cause)]
+    # the earlier of the two readings of a NAK's acknowledgement: the timer may be older
+    ibta, whole_message = _timer_progress(x)
+    since = (
+        t0
+        - c.ts[
+            np.minimum(
+                _progress_before(c, e["conv"], cause, ibta),
+                _progress_before(c, e["conv"], cause, whole_message),
+            )
+        ]
+    )
     timers = x.nic or NicContext(timer_ns=x.seen.get("timer_ns"))  # type: ignore[arg-type]
     timer = timers.shortest_timer()
     lag = cn.slowest_answers(c)[e["conv"]]
@@ -614,16 +627,58 @@ def narrowed(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
     return max(a[0], b[0]), min(a[1], b[1])
 
 
-def _progress_before(c: cn.Conversations, conv: np.ndarray, ev: np.ndarray) -> np.ndarray:
+def _progress_before(
+    c: cn.Conversations, conv: np.ndarray, ev: np.ndarray, adv: np.ndarray | None = None
+) -> np.ndarray:
     """Per (conversation, event): the conversation's latest event before it that
-    acknowledged something new, else its first event."""
+    acknowledged something new (`adv`: those events, by default the state machine's),
+    else its first event."""
     first = np.searchsorted(c.conv, conv)  # events are grouped by conversation
-    adv = np.flatnonzero((c.flags & cn.ADVANCE) > 0)
+    adv = np.flatnonzero((c.flags & cn.ADVANCE) > 0) if adv is None else adv
     if len(adv) == 0:
         return first
     k = np.maximum(np.searchsorted(adv, ev) - 1, 0)
     found = (adv[k] < ev) & (c.conv[adv[k]] == conv)
     return np.where(found, adv[k], first)
+
+
+def _timer_progress(x: Context) -> tuple[np.ndarray, np.ndarray]:
+    """The events that acknowledged something new as a sender's ACK timer may count it, in
+    two readings of a NAK: it acknowledges every PSN below its own (IBTA), or only what
+    precedes its PSN's message (a go-back-0 NIC redoes the message). In the first an ACK
+    below an earlier NAK's PSN restarts no timer; in the second a NAK inside the message
+    of an earlier one does not. An RNR NAK acknowledges the PSNs below its own."""
+    c = x.conv
+    ev = np.flatnonzero(np.isin(c.kind, (ACK, NAK, RNR_NAK, READ_RESPONSE, ATOMIC_ACK)))
+    nak = c.kind[ev] == NAK
+    level = c.ext[ev] - np.isin(c.kind[ev], (NAK, RNR_NAK))
+    whole = np.where(nak, _message_first(x, ev) - 1, level)
+    return _advanced(c, ev, level), _advanced(c, ev, whole)
+
+
+def _advanced(c: cn.Conversations, ev: np.ndarray, level: np.ndarray) -> np.ndarray:
+    """Of events `ev` (in event order), those acknowledging beyond every one before them in
+    their conversation (`level`: the highest PSN each acknowledges)."""
+    if len(ev) == 0:
+        return ev
+    before = pd.Series(level).groupby(c.conv[ev]).cummax().groupby(c.conv[ev]).shift()
+    return ev[~(before.to_numpy(float) >= level)]
+
+
+def _message_first(x: Context, ev: np.ndarray) -> np.ndarray:
+    """Per event: the first PSN of the message its PSN belongs to, as the requests the
+    capture saw in its conversation show (the nearest message start at or below it; the
+    PSN itself when none is seen)."""
+    c = x.conv
+    req = np.flatnonzero(c.kind == REQUEST)
+    pos = x.pp.position[c.row[req]]
+    starts = req[~np.isin(pos, (POS_MIDDLE, POS_LAST))]
+    span = np.int64(1) << 40  # unwrapped PSNs of one conversation stay well inside this
+    key = np.unique(c.conv[starts] * span + c.ext[starts] + (span >> 1))
+    want = c.conv[ev] * span + c.ext[ev] + (span >> 1)
+    at = np.searchsorted(key, want, side="right") - 1
+    found = (at >= 0) & (key[np.maximum(at, 0)] // span == c.conv[ev])
+    return np.where(found, key[np.maximum(at, 0)] - c.conv[ev] * span - (span >> 1), c.ext[ev])
 
 
 def _timeout_silence(x: Context, e: np.ndarray, trigger: np.ndarray) -> int | None:
@@ -728,7 +783,10 @@ def _modes(
     cut_run &= e["end_ext"] < e["last_sent_first"]
     either = (same_packets | cut_short | cut_run | below_ack | (tail_skip & overtaken)) & ~gb0
     either &= certainty != CERTAIN
-    policy = _host_policy(x, e, trigger, mode, certainty)
+    # an episode whose cause is open shows no certain mode (below): no policy from it
+    policy = _host_policy(
+        x, e, trigger, mode, np.where(trigger_certainty == UNCERTAIN, UNCERTAIN, certainty)
+    )
     # selective repeat covers RDMA READ and WRITE only: a SEND both policies would resend
     # alike went back N (unless a go-back-0 could have: a NIC that shows one, a restart
     # inside a message whose first resends may be lost, or below a seen ACK)
