@@ -291,11 +291,11 @@ def _own_nak_on_repeat_nic(x: Context, e: np.ndarray) -> np.ndarray:
     or a run inside it) beside a NAK of their own first PSN, sent by a NIC that shows a
     selective repeat no go-back makes (_repeat_of_own_psn): recovery is a NIC setting, and
     a NIC that repeats selectively goes back N (SENDs, timers), never to a message's start.
-    The restart answers its own PSN's NAK (the newest seen before it; no RNR NAK among
-    them) when it needs it: no silence a timer needs, no run it may resume
-    (_resumes_no_run), and not each such NAK gone to another episode's clean answer
-    (_own_nak_answered: open). Returns the episode records with that NAK filled in (a
-    copy), `x.own_repeat` marking them."""
+    A SEND's restart (a READ's or WRITE's NAK it would repeat, not go back for) answers its
+    own PSN's NAK (the newest seen before it; no RNR NAK among them) when it needs it: no
+    silence a timer needs, no run it may resume (_resumes_no_run), and not each such NAK
+    gone to another episode's clean answer (_own_nak_answered: open). Returns the episode
+    records with that NAK filled in (a copy), `x.own_repeat` marking them."""
     x.own_repeat = np.zeros(len(e), bool)
     c = x.conv
     shape = _repeat_of_own_psn(x, e, np.ones(len(e), bool))
@@ -304,6 +304,7 @@ def _own_nak_on_repeat_nic(x: Context, e: np.ndarray) -> np.ndarray:
     nic = x.nic or NicContext(repeat_hosts=x.seen["repeat_hosts"])  # type: ignore[arg-type]
     below_own = (e["nak_ev"] >= 0) & (e["start_ext"] < e["nak_ext"]) & (e["own_nak_seen"] == 1)
     cand = below_own & np.isin(hosts, list(nic.repeat_hosts)) & (e["nak_kind"] == NAK)
+    cand &= _op_class(e["start_opcode"]) == "send"  # a READ's or WRITE's NAK: repeated
     if not cand.any():
         return e
     t0 = c.ts[e["first_ev"]]
