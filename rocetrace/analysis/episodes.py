@@ -295,11 +295,11 @@ def _own_nak_on_repeat_nic(x: Context, e: np.ndarray) -> np.ndarray:
     or a run inside it) beside a NAK of their own first PSN, sent by a NIC that shows a
     selective repeat no go-back makes (_repeat_of_own_psn): recovery is a NIC setting, and
     a NIC that repeats selectively goes back N (SENDs, timers), never to a message's start.
-    The restart answers its own PSN's NAK (the newest seen before it; no RNR NAK among
-    them) when it needs it: no silence a timer needs, no run it may resume
-    (_resumes_no_run), and not each such NAK gone to another episode's clean answer
-    (_own_nak_answered: open). Returns the episode records with that NAK filled in (a
-    copy), `x.own_repeat` marking them."""
+    A SEND's restart (a READ's or WRITE's NAK it would repeat, not go back for) answers its
+    own PSN's NAK (the newest seen before it; no RNR NAK among them) when it needs it: no
+    silence a timer needs, no run it may resume (_resumes_no_run), and not each such NAK
+    gone to another episode's clean answer (_own_nak_answered: open). Returns the episode
+    records with that NAK filled in (a copy), `x.own_repeat` marking them."""
     x.own_repeat = np.zeros(len(e), bool)
     c = x.conv
     shape = _repeat_of_own_psn(x, e, np.ones(len(e), bool))
@@ -308,6 +308,7 @@ def _own_nak_on_repeat_nic(x: Context, e: np.ndarray) -> np.ndarray:
     nic = x.nic or NicContext(repeat_hosts=x.seen["repeat_hosts"])  # type: ignore[arg-type]
     below_own = (e["nak_ev"] >= 0) & (e["start_ext"] < e["nak_ext"]) & (e["own_nak_seen"] == 1)
     cand = below_own & np.isin(hosts, list(nic.repeat_hosts)) & (e["nak_kind"] == NAK)
+    cand &= _op_class(e["start_opcode"]) == "send"  # a READ's or WRITE's NAK: repeated
     if not cand.any():
         return e
     t0 = c.ts[e["first_ev"]]
@@ -349,17 +350,19 @@ def _repeat_of_own_psn(x: Context, e: np.ndarray, which: np.ndarray) -> np.ndarr
     upstream = x.losses_upstream[e["conv"]]
     longest = _longest_loss(c)
     b2b = _back_to_back(x, e, shape & upstream)
+    naks, acks = _responses_of(c)
     for k in np.flatnonzero(shape).tolist():  # such restarts are few
         shape[k] = k in asked and not asked[k]
         if not shape[k] or not upstream[k]:
             continue
         p, newest, second = int(e["start_ext"][k]), int(e["end_ext"][k]), int(e["last_ev"][k])
-        mine, rdma = _naks_above(x, int(e["conv"][k]), p, newest, int(e["orig_ev"][k]), second)
+        conv, orig = int(e["conv"][k]), int(e["orig_ev"][k])
+        mine, rdma = _naks_above(x, naks, conv, p, newest, orig, second)
         between = np.arange(e["first_ev"][k] + 1, second)
         if rdma or ((c.flags[between] & cn.ADVANCE) > 0).any():
             shape[k] = False  # another NAK's selective repeat, its first resend lost
             continue
-        lost = _go_back_lost(c, int(e["conv"][k]), p + 1, newest, second, mine)
+        lost = _go_back_lost(c, acks, (conv, orig, second), p + 1, newest, mine)
         burst = lost >= 2 and lost > longest[e["conv"][k]]
         shape[k] = burst or (bool(b2b[k]) and not len(mine))
     return shape
@@ -375,24 +378,30 @@ def _tail_of_lost_repeat(x: Context, e: np.ndarray, which: np.ndarray) -> np.nda
     c = x.conv
     requests = _requests_by_psn(x)
     longest = _longest_loss(c)
+    naks, acks = _responses_of(c)
     for k in np.flatnonzero(out).tolist():  # such runs are few
         conv, n, newest = int(e["conv"][k]), int(e["nak_ext"][k]), int(e["end_ext"][k])
-        first = requests.first_copy(conv, n)
+        first, until = requests.first_copy(conv, n), int(e["first_ev"][k])
         naked = _op_class(x.pp.opcodes_at(c.row[first : first + 1]))[0] if first >= 0 else ""
-        asked, _ = _naks_above(x, conv, n, newest, first, int(e["first_ev"][k]))
-        lost = _go_back_lost(c, conv, n, newest, int(e["first_ev"][k]), asked)
+        asked, _ = _naks_above(x, naks, conv, n, newest, first, until)
+        lost = _go_back_lost(c, acks, (conv, first, until), n, newest, asked)
         out[k] = naked == "rdma" and not len(asked) and lost >= 2 and lost > longest[conv]
     return out
 
 
-def _naks_above(
-    x: Context, conv: int, lo: int, hi: int, since: int, until: int
-) -> tuple[np.ndarray, bool]:
-    """The PSNs in (lo, hi] that a NAK (or RNR NAK) of conversation `conv` asked for between
-    events `since` (-1: its start) and `until`, and whether any of them is a READ's or
-    WRITE's (or never seen): its selective repeat resends it and then the newest."""
-    c = x.conv
+def _responses_of(c: cn.Conversations) -> tuple[np.ndarray, np.ndarray]:
+    """The events of NAKs (and RNR NAKs), and of ACKs, atomic ACKs and READ responses."""
     naks = np.flatnonzero(np.isin(c.kind, (NAK, RNR_NAK)))
+    return naks, np.flatnonzero(np.isin(c.kind, (ACK, ATOMIC_ACK, READ_RESPONSE)))
+
+
+def _naks_above(
+    x: Context, naks: np.ndarray, conv: int, lo: int, hi: int, since: int, until: int
+) -> tuple[np.ndarray, bool]:
+    """The PSNs in (lo, hi] that a NAK (or RNR NAK; events `naks`) of conversation `conv`
+    asked for between events `since` (-1: any) and `until`, and whether any of them is a
+    READ's or WRITE's (or never seen): its selective repeat resends it and then the newest."""
+    c = x.conv
     a, b = np.searchsorted(naks, [max(since, 0), until])
     mine = naks[a:b][c.conv[naks[a:b]] == conv]
     psns = c.ext[mine[(c.ext[mine] > lo) & (c.ext[mine] <= hi)]]
@@ -403,16 +412,27 @@ def _naks_above(
 
 
 def _go_back_lost(
-    c: cn.Conversations, conv: int, first: int, newest: int, until: int, asked: np.ndarray
+    c: cn.Conversations,
+    acks: np.ndarray,
+    window: tuple[int, int, int],
+    first: int,
+    newest: int,
+    asked: np.ndarray,
 ) -> int:
     """The fewest resends in a row a go-back-N that reached the newest PSN would have lost
-    before the capture point: from `first`, past a PSN an ACK or response acknowledged below
-    the newest before event `until` (the sender may have had it; not one of the newest or
-    beyond: then it would not resend the newest), or from a PSN a NAK asked for (`asked`)."""
-    since = np.arange(np.searchsorted(c.conv, conv), until)  # events grouped by conversation
-    acks = c.ext[since[np.isin(c.kind[since], (ACK, ATOMIC_ACK, READ_RESPONSE))]]
-    acks = acks[(acks >= first - 1) & (acks < newest)]
-    return newest - max([first, *(acks + 1).tolist(), *asked.tolist()])
+    before the capture point: from `first`, past a PSN an ACK or response (events `acks`)
+    of the conversation acknowledged below the newest, between the events of `window`
+    (conversation; since: the first copy of a PSN below `first`, sent before any such
+    acknowledgement, -1 unknown; until), as the sender may have had it (not one of the
+    newest or beyond: then it would not resend the newest), or from a PSN a NAK asked for
+    (`asked`)."""
+    conv, since, until = window
+    if since < 0:
+        since = int(np.searchsorted(c.conv, conv))  # events are grouped by conversation
+    a, b = np.searchsorted(acks, [since, until])
+    psns = c.ext[acks[a:b][c.conv[acks[a:b]] == conv]]
+    psns = psns[(psns >= first - 1) & (psns < newest)]
+    return newest - max([first, *(psns + 1).tolist(), *asked.tolist()])
 
 
 def _resumed_into_repeat(c: cn.Conversations, e: np.ndarray) -> np.ndarray:
@@ -428,9 +448,10 @@ def _resumed_into_repeat(c: cn.Conversations, e: np.ndarray) -> np.ndarray:
         for a, b in zip(ev[:-1].tolist(), ev[1:].tolist(), strict=True):
             if c.ext[b] != e["last_sent_first"][k] or c.ext[b] <= c.ext[a] + 1:
                 continue
-            before = np.flatnonzero(c.kind[lo:a] == REQUEST)
-            prev = lo + int(before[-1]) if len(before) else -1
-            if prev >= 0 and c.episode[prev] != k and c.ext[prev] == c.ext[a]:
+            prev = a - 1
+            while prev >= lo and c.kind[prev] != REQUEST:
+                prev -= 1
+            if prev >= lo and c.episode[prev] != k and c.ext[prev] == c.ext[a]:
                 out[k] = True
     return out
 
