@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rocetrace.generate import Loss
+from rocetrace.generate import Loss, PfcOnLoss
 
 HARD_CASES: list[tuple[dict[str, Any], int]] = [
     (
@@ -621,5 +621,77 @@ HARD_CASES: list[tuple[dict[str, Any], int]] = [
             "max_packets": 3000,
         },
         172,
+    ),
+    # An RNR NAK's retry whose first resend is lost before this receiver: the capture shows
+    # a restart one PSN above the RNR-NAKed one, a round trip after the RNR timer. Only a
+    # NAK's go-back-N was looked for above its PSN, so the restart was a certain timeout.
+    (
+        {
+            "ops": ("send", "send", "send"),
+            "recovery": "go-back-n",
+            "vantage": "receiver",
+            "qps": 1,
+            "messages": 3,
+            "message_size": 16384,
+            "start_psn": 0xFFFFF0,
+            "losses": (
+                Loss(rate=0.013590127707109372, direction="any", kind="any"),
+                Loss(rate=0.029706494748465657, before_mirror=True),
+            ),
+            "max_packets": 3000,
+            "window": 16,
+            "ack_req_every": 0,
+            "timeout": 6,
+            "link_delay_ns": 2000,
+            "rnr_naks": 2,
+        },
+        505,
+    ),
+    # An RNR NAK lost after the mirror: the sender's ACK timer resends a millisecond later.
+    # No slow answer was weighed for an RNR NAK, so that resend was its certain retry.
+    (
+        {
+            "ops": ("send", "write", "write"),
+            "recovery": "selective-repeat",
+            "vantage": "mirror",
+            "qps": 3,
+            "messages": 3,
+            "message_size": 4096,
+            "start_psn": None,
+            "losses": (
+                Loss(rate=0.04846916216233484, direction="response", kind="nak"),
+                Loss(rate=0.017658413899859456, direction="any", kind="any"),
+            ),
+            "max_packets": 3000,
+            "window": 64,
+            "ack_req_every": 0,
+            "timeout": 8,
+            "link_delay_ns": 500,
+            "rnr_naks": 1,
+        },
+        794,
+    ),
+    # A go-back-0 run seen at the receiver stops for 59 us and goes on at its next PSN: the
+    # switch paused the sender (PFC after a loss), which this capture point cannot see. The
+    # silence split the run as a certain timer restart, though the capture's own timeouts
+    # show the timer at a millisecond; the NIC's go-back-0 policy then came from it.
+    (
+        {
+            "ops": ("write", "send", "send"),
+            "recovery": "go-back-0",
+            "vantage": "receiver",
+            "qps": 1,
+            "messages": 6,
+            "message_size": 8192,
+            "start_psn": 0xFFFFFF,
+            "losses": (Loss(rate=0.018427950340063837, direction="any", kind="any"),),
+            "max_packets": 3000,
+            "window": 64,
+            "ack_req_every": 4,
+            "timeout": 8,
+            "link_delay_ns": 500,
+            "pfc_on_loss": PfcOnLoss(),
+        },
+        732,
     ),
 ]

@@ -319,10 +319,11 @@ static int nak_seen(Machine *m, const Conv *c, int64_t ext)
     return 0;
 }
 
-/* The newest untaken NAK of a PSN below `ext` when the capture saw no request at any PSN
- * from it up to `ext` since that NAK, before event i (-1 none): a restart at `ext` with no
- * NAK of its own is then that NAK's go-back-N whose first resends were lost before the
- * capture point (a NIC goes back only for a NAK, a timer or a run it resumes). */
+/* The newest untaken NAK or RNR NAK of a PSN below `ext` when the capture saw no request
+ * at any PSN from it up to `ext` since that NAK, before event i (-1 none): a restart at
+ * `ext` with no NAK of its own is then that NAK's go-back-N whose first resends were lost
+ * before the capture point (a NIC goes back only for a NAK, an RNR NAK's retry, a timer or
+ * a run it resumes; an RNR NAK's retry goes back to its PSN like a go-back-N). */
 static Py_ssize_t nak_below_unseen(Machine *m, const Conv *c, Py_ssize_t i, int64_t ext)
 {
     Run *r = m->r;
@@ -334,7 +335,7 @@ static Py_ssize_t nak_below_unseen(Machine *m, const Conv *c, Py_ssize_t i, int6
         for (; j > nk->ev; j--)
             if (r->kind[j] == K_REQUEST && r->ext[j] < ext && (hi == NONE || r->ext[j] > hi))
                 hi = r->ext[j];
-        if (!nk->taken && nk->kind == K_NAK && nk->ext < ext && (hi == NONE || hi < nk->ext))
+        if (!nk->taken && nk->ext < ext && (hi == NONE || hi < nk->ext))
             return k;
     }
     return -1;

@@ -34,6 +34,7 @@ from rocetrace.analysis.prepared import (
     Prepared,
 )
 from rocetrace.analysis.tolerances import MIN_ACK_TIMEOUT_NS, Tolerances
+from rocetrace.dissectors.aeth import RNR_TIMER_US
 from rocetrace.psn import PSN_MOD
 
 CERTAIN, LIKELY, UNCERTAIN = "certain", "likely", "uncertain"
@@ -170,10 +171,14 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # answer took that NAK (the other reading leaves that episode no cause), likely
     certainty[below_own & ~x.own_answered] = UNCERTAIN
     certainty[below_own & x.own_answered & (certainty == CERTAIN)] = LIKELY
-    slow = (cause >= 0) & (trigger != "rnr") & (wait >= MIN_ACK_TIMEOUT_NS - slack)
+    slow = (cause >= 0) & (wait >= MIN_ACK_TIMEOUT_NS - slack)
     x.seen["timer_ns"] = _timeout_silence(x, e, trigger)
+    rnr_early, rnr_on_time = _rnr_timing(x, e, trigger, wait)
     if slow.any():
-        _slow_answers(x, e, slow, cause, wait, trigger, certainty)
+        _slow_answers(x, e, slow, cause, wait, trigger, certainty, rnr_on_time)
+    # sooner after its RNR NAK than the timer that NAK names: no retry of it
+    certainty[rnr_early] = UNCERTAIN
+    _unseen_pause(x, e, (e["start_kind"] == cn.START_TIMER) & (trigger == "timeout"), certainty)
     # a timer's run that skipped forward onto a PSN a NAK had asked for: that resend may be
     # the NAK's selective answer, another episode (a NIC answers a NAK inside a run)
     skipped = np.flatnonzero((trigger == "timeout") & (e["skips"] > 0))
@@ -379,16 +384,19 @@ def _slow_answers(
     wait: np.ndarray,
     trigger: np.ndarray,
     certainty: np.ndarray,
+    rnr_on_time: np.ndarray,
 ) -> None:
     """A resend longer after its cause than the shortest ACK timer: a slow answer (the
     sender was busy or paused), or the cause never reached the sender (lost after the
-    capture point) and its ACK timer fired. The timer fires no sooner than its timeout
-    after the last progress the sender had seen before that cause; the capture's own
-    timeouts say how long the timeout is at most (each was seen one path's delay after the
-    sender's timer fired), so it is at least that less the path's slowest answer: the
-    progress and the resend reach a capture point away from the sender each a path's
-    delay late. A resend sooner than that after the last progress is the cause's answer;
-    else the capture cannot tell."""
+    capture point) and its ACK timer fired. An RNR NAK's retry that came when the timer
+    that NAK names lapsed (`rnr_on_time`, _rnr_timing) is its retry, likely: the other
+    reading needs the ACK timer to fire at that very moment. The timer fires no sooner
+    than its timeout after the last progress the sender had seen before that cause; the
+    capture's own timeouts say how long the timeout is at most (each was seen one path's
+    delay after the sender's timer fired), so it is at least that less the path's slowest
+    answer: the progress and the resend reach a capture point away from the sender each a
+    path's delay late. A resend sooner than that after the last progress is the cause's
+    answer; else the capture cannot tell."""
     c = x.conv
     t0 = c.ts[e["first_ev"]]
     since = t0 - c.ts[_progress_before(c, e["conv"], cause)]
@@ -397,7 +405,8 @@ def _slow_answers(
     lag = cn.slowest_answers(c)[e["conv"]]
     reach = since + x.tol.slack_ns + lag  # a timer no longer than this may have fired
     maybe_timer = slow & (reach >= timer)
-    certainty[maybe_timer] = UNCERTAIN
+    certainty[maybe_timer & rnr_on_time & (certainty == CERTAIN)] = LIKELY
+    certainty[maybe_timer & ~rnr_on_time] = UNCERTAIN
     x.seen["timer_margin"] = timer_margin(reach[slow], timer)
     _timer_not_nak(x, e, maybe_timer, wait, timers.timer_ns, trigger, certainty)
 
@@ -436,6 +445,64 @@ def _timer_not_nak(
     certainty[timed] = LIKELY
 
 
+def _unseen_pause(x: Context, e: np.ndarray, which: np.ndarray, certainty: np.ndarray) -> None:
+    """Runs of `which` the state machine split off for a silence of at least the shortest
+    ACK timer (a resend at the run's next PSN or further on): the ACK timer's restart, or
+    the run itself held by a PFC pause this capture point did not see (PFC is per link: a
+    capture point away from the sender's port sees no pause frame sent to it). The NIC's
+    timeout is at most the capture's timeouts that went back show (_timeout_silence), and
+    at least that less the round trip between this capture point and the sender (the
+    path's shortest NAK answer; none where unmeasured, which only leaves the cause open
+    sooner); the sender's silence since the last progress it had is at most what this
+    capture point shows, and at least that less the path's lag (its slowest answer or
+    shortest NAK answer, the longer). The timer surely fired: certain; it cannot have, or
+    no timeout is measured: the cause is open; in between, the timer is likely (the other
+    reading needs a pause the capture shows no sign of, ending as the timer would fire)."""
+    if not which.any():
+        return
+    timers = x.nic or NicContext(timer_ns=x.seen.get("timer_ns"))  # type: ignore[arg-type]
+    certainty[which & (certainty == CERTAIN)] = LIKELY
+    margin: tuple[int, int] = (0, MIN_ACK_TIMEOUT_NS)  # a measured timeout weighs anew
+    if timers.timer_ns is None:
+        certainty[which] = UNCERTAIN
+    else:
+        c = x.conv
+        since = c.ts[e["first_ev"]] - c.ts[_progress_before(c, e["conv"], e["first_ev"])]
+        floor = c.floor[e["conv"]] if len(c.floor) else np.zeros(len(e), np.int64)
+        slowest = cn.slowest_answers(c)[e["conv"]]
+        trip = np.maximum(floor, 0) + x.tol.slack_ns
+        lag = np.maximum(slowest, floor) + x.tol.slack_ns
+        fired, may_fire = since - lag, since + trip  # the sender's silence, at least, at most
+        certainty[which & (certainty == LIKELY) & (fired >= timers.timer_ns)] = CERTAIN
+        certainty[which & (may_fire < timers.timer_ns)] = UNCERTAIN
+        margin = narrowed(
+            timer_margin(fired[which], timers.timer_ns),
+            timer_margin(may_fire[which], timers.timer_ns),
+        )
+    x.seen["timer_margin"] = narrowed(x.seen.get("timer_margin", NO_MARGIN), margin)  # type: ignore[arg-type]
+
+
+def _rnr_timing(
+    x: Context, e: np.ndarray, trigger: np.ndarray, wait: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per episode answering an RNR NAK, against the RNR timer that NAK names (IBTA: the
+    requester waits at least that long before it retries, and the timer runs through a PFC
+    pause): (early) the resend came sooner than that after the NAK, less the clock slack,
+    so it is no retry of it; (on time) it came no later than that timer plus the path's
+    shortest NAK answer at this capture point (a retry is seen away from the sender up to
+    a round trip later) and the slack, PFC pause not counted. `wait`: since the NAK, less
+    PFC pause."""
+    c, slack = x.conv, x.tol.slack_ns
+    rnr = (trigger == "rnr") & (e["nak_ev"] >= 0) & (e["nak_kind"] == RNR_NAK)
+    code = x.pp.syndrome[c.row[np.maximum(e["nak_ev"], 0)]].astype(np.int64) & 0x1F
+    timer = np.round(np.asarray(RNR_TIMER_US)[code] * 1000).astype(np.int64)
+    since = c.ts[e["first_ev"]] - _ts(c, e["nak_ev"])
+    floor = c.floor[e["conv"]] if len(c.floor) else np.full(len(e), -1, np.int64)
+    early = rnr & (since < timer - slack)
+    on_time = rnr & ~early & (floor >= 0) & (wait <= timer + floor + slack)
+    return early, on_time
+
+
 def timer_margin(reach: np.ndarray, timer: int) -> tuple[int, int]:
     """The timeouts T (lo < T <= hi) under which the slow answers weigh as they did with
     `timer`: each is in doubt (or the timer's, _timer_not_nak) exactly when its reach is at
@@ -466,9 +533,11 @@ def _progress_before(c: cn.Conversations, conv: np.ndarray, ev: np.ndarray) -> n
 
 
 def _timeout_silence(x: Context, e: np.ndarray, trigger: np.ndarray) -> int | None:
-    """The shortest silence since the last progress before a timeout resend, None: none."""
+    """The shortest silence since the last progress before a timeout resend, None: none.
+    Not a run that went on after a silence (_unseen_pause): that may be a PFC pause."""
     c = x.conv
-    timeouts = np.flatnonzero((trigger == "timeout") & (e["nak_ev"] < 0))
+    went_back = e["start_kind"] != cn.START_TIMER
+    timeouts = np.flatnonzero((trigger == "timeout") & (e["nak_ev"] < 0) & went_back)
     if len(timeouts) == 0:
         return None
     start = e["first_ev"][timeouts]
@@ -563,7 +632,10 @@ def _modes(
     cut_run &= e["end_ext"] < e["last_sent_first"]
     either = (same_packets | cut_short | cut_run | below_ack | (tail_skip & overtaken)) & ~gb0
     either &= certainty != CERTAIN
-    policy = _host_policy(x, e, trigger, mode, certainty)
+    # an episode of open cause shows no policy for a cause (a run held by a pause, say)
+    policy = _host_policy(
+        x, e, trigger, mode, np.where(trigger_certainty == UNCERTAIN, UNCERTAIN, certainty)
+    )
     # selective repeat covers RDMA READ and WRITE only: a SEND both policies would resend
     # alike went back N (unless a go-back-0 could have: a NIC that shows one, a restart
     # inside a message whose first resends may be lost, or below a seen ACK)
@@ -580,6 +652,9 @@ def _modes(
     # below an ACK the sender may not have had: a go-back-0 NIC would restart there both
     # when it had the ACK (going back) and when it had not (at its first unacked PSN)
     policy[below_ack & (policy == "go-back-0")] = ""
+    # so too a go-back-0 NIC whose timer shows go-back-N elsewhere: there it restarted at
+    # its first unacknowledged PSN, a message's first, where both policies begin
+    policy[below_ack & np.isin(host, list(nic.gb0_hosts))] = ""
     # the policy a NIC applies depends on the operation the NAK was about: without a known
     # trigger, which one applies is open
     policy[trigger_certainty == UNCERTAIN] = ""
