@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hard_cases import HARD_CASES
+from hard_cases import HARD_CASES, OPEN_CASES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from nic_truth import Grade, analyzed, grade, seen_at
@@ -189,6 +189,19 @@ def test_random_scenarios_on_real_clocks(
 def test_hard_case(tmp_path: Path, case: int) -> None:
     mix, seed = HARD_CASES[case]
     check(tmp_path, "clean", seed, **mix)
+
+
+@pytest.mark.parametrize(
+    ("case", "clock"),
+    [(k, clock) for k, (_, _, clocks) in enumerate(OPEN_CASES) for clock in clocks],
+)
+def test_open_case(tmp_path: Path, case: int, clock: str) -> None:
+    """Mixes whose episodes are mostly open, on the clocks where they were once read wrong."""
+    mix, seed, _ = OPEN_CASES[case]
+    if clock in LINKS:
+        check(tmp_path, "clean", seed, **dict(mix, link_speed_bps=LINKS[clock]))
+    else:
+        check(tmp_path, "clean", seed, clock, **mix)
 
 
 def test_complete_run_keeps_its_mode_beside_a_restart_of_open_cause(tmp_path: Path) -> None:

@@ -577,14 +577,34 @@ def _resumed_after_tail(e: np.ndarray, c: cn.Conversations, ev: np.ndarray) -> n
     return after_other & (ev != e["first_ev"][run]) & (e["cut_by_split"][run] == 1) & tail
 
 
-def _modes(
+def _settled_modes(
     x: Context, e: np.ndarray, trigger: np.ndarray, trigger_certainty: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
+    """_modes, again while an episode whose certain mode showed its NIC's policy ends up
+    less than certain (its run cut by an episode of open cause, say): a policy shows only
+    in modes that stay certain, and leaving one out only takes answers away."""
+    shown = np.zeros(len(e), bool)  # modes certain when the policy was read, not in the end
+    while True:
+        mode, certainty, sure = _modes(x, e, trigger, trigger_certainty, shown)
+        lost = sure & (certainty != CERTAIN)
+        if not (lost & ~shown).any():
+            return mode, certainty
+        shown |= lost
+
+
+def _modes(
+    x: Context,
+    e: np.ndarray,
+    trigger: np.ndarray,
+    trigger_certainty: np.ndarray,
+    not_shown: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each episode's recovery mode and its certainty, from the PSNs it resent: what only
     one policy resends (a go-back-0's restart below the NAKed PSN, a go-back-N's PSN between
     the first and the newest that no NAK of its own asked for, a selective repeat's skip
     to the newest) is certain; what two policies would both have sent takes the policy the
-    same NIC shows elsewhere."""
+    same NIC shows elsewhere (not in `not_shown`). Also returns the episodes the policy was
+    read from."""
     middle = e["unasked"]
     tail_skip = (e["tail_skips"] > 0) & (middle == 0)
     # a skip onto the PSN after one just acknowledged is also what a go-back-N that the ACK
@@ -614,11 +634,13 @@ def _modes(
     hidden = np.where(middle > 0, _hidden_first(x, e, trigger, gb0), 0)
     certainty[hidden != 0] = UNCERTAIN
     host = _hosts(x, e)
-    x.seen["gb0_hosts"] = frozenset(np.unique(host[gb0 & (certainty == CERTAIN)]).tolist())
+    gb0_shows = gb0 & (certainty == CERTAIN) & ~not_shown
+    x.seen["gb0_hosts"] = frozenset(np.unique(host[gb0_shows]).tolist())
     inside = pd.Series(host[hidden != 0]).value_counts()
     x.seen["hidden"] = tuple(sorted((str(k), int(v)) for k, v in inside.items()))
     nic = x.nic or NicContext(gb0_hosts=x.seen["gb0_hosts"], hidden=x.seen["hidden"])  # type: ignore[arg-type]
-    _resolve_hidden_first(host, hidden, mode, certainty, nic, trigger == "nak")
+    more = _more_lost_than_go_back_n(e, trigger, hidden)
+    _resolve_hidden_first(host, hidden, more, mode, certainty, nic, trigger == "nak")
     cut_short = (e["n_resent"] == 1) & (e["end_ext"] < e["last_sent_first"])
     below_ack = _below_ack(x.conv, e, trigger)
     certainty[below_ack] = UNCERTAIN
@@ -633,9 +655,8 @@ def _modes(
     either = (same_packets | cut_short | cut_run | below_ack | (tail_skip & overtaken)) & ~gb0
     either &= certainty != CERTAIN
     # an episode of open cause shows no policy for a cause (a run held by a pause, say)
-    policy = _host_policy(
-        x, e, trigger, mode, np.where(trigger_certainty == UNCERTAIN, UNCERTAIN, certainty)
-    )
+    shows = (certainty == CERTAIN) & (trigger_certainty != UNCERTAIN) & ~not_shown
+    policy = _host_policy(x, e, trigger, mode, np.where(shows, CERTAIN, UNCERTAIN))
     # selective repeat covers RDMA READ and WRITE only: a SEND both policies would resend
     # alike went back N (unless a go-back-0 could have: a NIC that shows one, a restart
     # inside a message whose first resends may be lost, or below a seen ACK)
@@ -687,7 +708,7 @@ def _modes(
         _same_mode_either_run(np.where(whole, -1, x.alt), mode, certainty, sends_only)
         if len(x.alt2) == len(e):  # a split that may continue either of two runs: both
             _same_mode_either_run(np.where(whole, -1, x.alt2), mode, certainty, sends_only)
-    return mode, certainty
+    return mode, certainty, shows | gb0_shows
 
 
 def _above_nak(e: np.ndarray) -> np.ndarray:
@@ -836,9 +857,22 @@ def _hidden_first(x: Context, e: np.ndarray, trigger: np.ndarray, gb0: np.ndarra
     return np.where(possible, lost, 0)
 
 
+def _more_lost_than_go_back_n(e: np.ndarray, trigger: np.ndarray, hidden: np.ndarray) -> np.ndarray:
+    """Per restart inside a message (`hidden`, _hidden_first): how many resends more in a
+    row a go-back-0 would have lost on the way than a go-back-N. A NAK's go-back-N begins
+    at the NAKed PSN, the restart's own; a timer's at the sender's first unacknowledged
+    PSN, no later than the one after what the capture saw acknowledged (the sender may have
+    missed an ACK, never had one this capture point did not see pass or leave), so a timer
+    restart above that PSN lost the resends up to it under either policy."""
+    timer_lost = np.maximum(e["start_ext"] - (e["acked"] + 1), 0)
+    known = (trigger == "timeout") & (hidden > 0) & (e["acked"] > np.iinfo(np.int64).min // 4)
+    return np.where(known, hidden - timer_lost, hidden)
+
+
 def _resolve_hidden_first(
     host: np.ndarray,
     hidden: np.ndarray,
+    more: np.ndarray,
     mode: np.ndarray,
     certainty: np.ndarray,
     nic: NicContext,
@@ -848,13 +882,13 @@ def _resolve_hidden_first(
     this restart answers a NAK as well (a go-back-0 is only ever seen certain answering a
     NAK, and a NIC's timer may go back otherwise: recovery is set per cause). Else a
     go-back-N is likely when a go-back-0 would have lost two resends or more in a row on
-    the way, or when the NIC restarts inside messages twice or more; with one lost resend
-    and one such answer, the capture cannot tell."""
+    the way than a go-back-N (`more`), or when the NIC restarts inside messages twice or
+    more; with one lost resend and one such answer, the capture cannot tell."""
     inside = dict(nic.hidden)
     for k in np.flatnonzero(hidden != 0):
         if host[k] in nic.gb0_hosts and nak_answer[k]:
             mode[k], certainty[k] = "go-back-0", LIKELY
-        elif hidden[k] >= 2 or inside.get(host[k], 0) >= 2:
+        elif more[k] >= 2 or inside.get(host[k], 0) >= 2:
             certainty[k] = LIKELY
 
 
@@ -1005,7 +1039,7 @@ def episode_table(x: Context) -> tuple[pd.DataFrame, np.ndarray]:
     e = _claim_taken_naks(x, e)
     c, pp, model = x.conv, x.pp, x.model
     trigger, trigger_certainty = _triggers(x, e)
-    mode, mode_certainty = _modes(x, e, trigger, trigger_certainty)
+    mode, mode_certainty = _settled_modes(x, e, trigger, trigger_certainty)
     reissue = _read_reissue(e) & (e["n_resp"] >= 0)
     flow = np.where(reissue & (model.pair[e["conv"]] >= 0), model.pair[e["conv"]], e["conv"])
     t0 = c.ts[e["first_ev"]]
