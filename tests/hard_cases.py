@@ -750,4 +750,30 @@ OPEN_CASES: list[tuple[dict[str, Any], int, tuple[str, ...]]] = [
         619,
         ("ns",),
     ),
+    # A go-back-0 NIC re-issues a READ (a later response showed one missing), then goes back
+    # to a WRITE's first PSN for a NAK of a PSN inside it, seen just before the re-issue.
+    # The WRITE's resends went on from the READ's span and were read as more of the
+    # re-issue, certain.
+    (
+        {
+            "ops": ("write", "send", "read"),
+            "recovery": "go-back-0",
+            "vantage": "mirror",
+            "qps": 3,
+            "messages": 4,
+            "message_size": 16384,
+            "start_psn": None,
+            "losses": (
+                Loss(rate=0.010703925480180183, direction="any", kind="any"),
+                Loss(rate=0.026297833482646627),
+            ),
+            "max_packets": 3000,
+            "window": 64,
+            "ack_req_every": 0,
+            "timeout": 8,
+            "link_delay_ns": 2000,
+        },
+        985,
+        ("ns",),
+    ),
 ]
