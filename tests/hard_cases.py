@@ -776,4 +776,32 @@ OPEN_CASES: list[tuple[dict[str, Any], int, tuple[str, ...]]] = [
         985,
         ("ns",),
     ),
+    # A selective-repeat NIC paused by PFC after a loss: at this receiver the go-back-N
+    # run of an earlier NAK resends the newest PSN, then the repeat of a later NAK sends its
+    # NAKed PSN and the newest. That NAK went to the newest PSN's resend (a restart above
+    # the NAKed PSN, first resends lost); the NAKed PSN's resend, left no NAK, resumed the
+    # earlier run with its NAK, certain.
+    (
+        {
+            "ops": ("write_imm",),
+            "recovery": "selective-repeat",
+            "vantage": "receiver",
+            "qps": 1,
+            "messages": 7,
+            "message_size": 4096,
+            "start_psn": 0xFFFFFF,
+            "losses": (
+                Loss(rate=0.033392504046628094, before_mirror=True),
+                Loss(rate=0.034777996705049594),
+            ),
+            "max_packets": 3000,
+            "window": 16,
+            "ack_req_every": 4,
+            "timeout": 10,
+            "link_delay_ns": 500,
+            "pfc_on_loss": PfcOnLoss(),
+        },
+        355,
+        ("25G",),
+    ),
 ]

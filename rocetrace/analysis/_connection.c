@@ -356,12 +356,14 @@ static int skipped_over(Machine *m, const Conv *c, Py_ssize_t i, int64_t ext)
     return 1;
 }
 
-/* Did episode `t` take NAK `nk` in doubt: split off for it with a run it may continue, or
- * a restart below the NAKed PSN (a go-back-0 reading) beside a NAK of its own first PSN,
- * which it may answer instead? */
+/* Did episode `t` take NAK `nk` in doubt: split off for it with a run it may continue, a
+ * restart below the NAKed PSN (a go-back-0 reading) beside a NAK of its own first PSN,
+ * which it may answer instead, or a restart above the NAKed PSN (nak_below_unseen: its
+ * first resends lost), which a later resend of exactly that PSN may answer instead? */
 static int taken_in_doubt(const Episode *t, const Nak *nk)
 {
-    return t->alt_of != -1 || (t->start_ext < nk->ext && t->own_nak_seen);
+    return t->alt_of != -1 || (t->start_ext < nk->ext && t->own_nak_seen) ||
+           t->start_ext > nk->ext;
 }
 
 /* The newest episode that took a NAK of exactly PSN `ext` in doubt (taken_in_doubt), -1
@@ -512,6 +514,10 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
     if (k < 0 && c->cut >= 0 && !c->new_data && resumes_cut(m, c, i, e)) {
         Episode *E = &m->eps.at[c->cut];
         E->resumed++;
+        /* a NAK of this PSN taken in doubt: the resumption may be its answer instead */
+        int64_t taker = nak_taken_in_doubt(m, c, e);
+        if (taker >= 0)
+            E->taken_split = taker;
         /* cut by a run split off for a NAK of its next PSN: whether that run was the NAK's
          * answer or more of this one is open, and so is this resumption */
         if (c->open >= 0 && m->eps.at[c->open].start_kind == S_ASKED) {

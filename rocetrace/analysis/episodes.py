@@ -147,7 +147,10 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     below_own = has_nak & (e["start_ext"] < e["nak_ext"]) & (e["own_nak_seen"] == 1)
     x.own_answered = _own_nak_answered(x, e, below_own, wait)
     gb0_taker = below_own[t] & ~x.own_answered[t]
-    taken = (taker >= 0) & ((doubt[t] & (e["alt_of"][t] != -1)) | gb0_taker)
+    # or a restart above its NAKed PSN took it (its first resends lost): a later resend of
+    # exactly that PSN may be that NAK's answer instead
+    above_taker = _above_nak(e)[t]
+    taken = (taker >= 0) & ((doubt[t] & (e["alt_of"][t] != -1)) | gb0_taker | above_taker)
     # a resend kept in the run not much after a NAK of its own PSN, or whose NAK a split in
     # doubt took: it may be that NAK's answer, and the run from there another episode; the
     # trigger is a NAK either way (only which NAK frame is open, _nak_frames), unless an
