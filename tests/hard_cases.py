@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rocetrace.generate import Loss
+from rocetrace.generate import Loss, PfcOnLoss
 
 HARD_CASES: list[tuple[dict[str, Any], int]] = [
     (
@@ -621,6 +621,188 @@ HARD_CASES: list[tuple[dict[str, Any], int]] = [
             "max_packets": 3000,
         },
         172,
+    ),
+    # An RNR NAK's retry whose first resend is lost before this receiver: the capture shows
+    # a restart one PSN above the RNR-NAKed one, a round trip after the RNR timer. Only a
+    # NAK's go-back-N was looked for above its PSN, so the restart was a certain timeout.
+    (
+        {
+            "ops": ("send", "send", "send"),
+            "recovery": "go-back-n",
+            "vantage": "receiver",
+            "qps": 1,
+            "messages": 3,
+            "message_size": 16384,
+            "start_psn": 0xFFFFF0,
+            "losses": (
+                Loss(rate=0.013590127707109372, direction="any", kind="any"),
+                Loss(rate=0.029706494748465657, before_mirror=True),
+            ),
+            "max_packets": 3000,
+            "window": 16,
+            "ack_req_every": 0,
+            "timeout": 6,
+            "link_delay_ns": 2000,
+            "rnr_naks": 2,
+        },
+        505,
+    ),
+    # An RNR NAK lost after the mirror: the sender's ACK timer resends a millisecond later.
+    # No slow answer was weighed for an RNR NAK, so that resend was its certain retry.
+    (
+        {
+            "ops": ("send", "write", "write"),
+            "recovery": "selective-repeat",
+            "vantage": "mirror",
+            "qps": 3,
+            "messages": 3,
+            "message_size": 4096,
+            "start_psn": None,
+            "losses": (
+                Loss(rate=0.04846916216233484, direction="response", kind="nak"),
+                Loss(rate=0.017658413899859456, direction="any", kind="any"),
+            ),
+            "max_packets": 3000,
+            "window": 64,
+            "ack_req_every": 0,
+            "timeout": 8,
+            "link_delay_ns": 500,
+            "rnr_naks": 1,
+        },
+        794,
+    ),
+    # A go-back-0 run seen at the receiver stops for 59 us and goes on at its next PSN: the
+    # switch paused the sender (PFC after a loss), which this capture point cannot see. The
+    # silence split the run as a certain timer restart, though the capture's own timeouts
+    # show the timer at a millisecond; the NIC's go-back-0 policy then came from it.
+    (
+        {
+            "ops": ("write", "send", "send"),
+            "recovery": "go-back-0",
+            "vantage": "receiver",
+            "qps": 1,
+            "messages": 6,
+            "message_size": 8192,
+            "start_psn": 0xFFFFFF,
+            "losses": (Loss(rate=0.018427950340063837, direction="any", kind="any"),),
+            "max_packets": 3000,
+            "window": 64,
+            "ack_req_every": 4,
+            "timeout": 8,
+            "link_delay_ns": 500,
+            "pfc_on_loss": PfcOnLoss(),
+        },
+        732,
+    ),
+]
+
+
+# Mixes whose episodes are mostly open on some clocks (NAK storms), pinned on the clocks
+# where they once gave a confident wrong answer: (scenario overrides, seed, clocks). Kept
+# out of HARD_CASES so as not to weigh on its uncertain share.
+OPEN_CASES: list[tuple[dict[str, Any], int, tuple[str, ...]]] = [
+    # A selective-repeat NIC's NAK storm with RNR NAKs: a restart read as a certain
+    # go-back-0 showed the NIC's policy, though a run of open cause cut it later (its mode
+    # open in the end); thirteen single resends then took that policy, go-back-0, likely.
+    (
+        {
+            "ops": ("send", "write_imm", "read"),
+            "recovery": "selective-repeat",
+            "vantage": "receiver",
+            "qps": 1,
+            "messages": 5,
+            "message_size": 16384,
+            "start_psn": 0xFFFFF0,
+            "losses": (Loss(every=26),),
+            "max_packets": 3000,
+            "window": 64,
+            "ack_req_every": 0,
+            "timeout": 8,
+            "link_delay_ns": 2000,
+            "rnr_naks": 3,
+        },
+        568,
+        ("ns", "400G"),
+    ),
+    # A go-back-0 NIC's timer restarts a WRITE at its first PSN, below the ACK the capture
+    # saw; the first two resends are lost before this receiver. The restart two PSNs inside
+    # the message read as a likely go-back-N (a go-back-0 would have lost two resends in
+    # a row), though a go-back-N from the first PSN not acknowledged loses one of them too.
+    (
+        {
+            "ops": ("write_imm", "read"),
+            "recovery": "go-back-0",
+            "vantage": "receiver",
+            "qps": 1,
+            "messages": 8,
+            "message_size": 16384,
+            "start_psn": 0xFFFFFF,
+            "losses": (
+                Loss(rate=0.03310891297527307, direction="response", kind="any"),
+                Loss(rate=0.040290459605633495),
+            ),
+            "max_packets": 3000,
+            "window": 8,
+            "ack_req_every": 16,
+            "timeout": 8,
+            "link_delay_ns": 500,
+        },
+        619,
+        ("ns",),
+    ),
+    # A go-back-0 NIC re-issues a READ (a later response showed one missing), then goes back
+    # to a WRITE's first PSN for a NAK of a PSN inside it, seen just before the re-issue.
+    # The WRITE's resends went on from the READ's span and were read as more of the
+    # re-issue, certain.
+    (
+        {
+            "ops": ("write", "send", "read"),
+            "recovery": "go-back-0",
+            "vantage": "mirror",
+            "qps": 3,
+            "messages": 4,
+            "message_size": 16384,
+            "start_psn": None,
+            "losses": (
+                Loss(rate=0.010703925480180183, direction="any", kind="any"),
+                Loss(rate=0.026297833482646627),
+            ),
+            "max_packets": 3000,
+            "window": 64,
+            "ack_req_every": 0,
+            "timeout": 8,
+            "link_delay_ns": 2000,
+        },
+        985,
+        ("ns",),
+    ),
+    # A selective-repeat NIC paused by PFC after a loss: at this receiver the go-back-N
+    # run of an earlier NAK resends the newest PSN, then the repeat of a later NAK sends its
+    # NAKed PSN and the newest. That NAK went to the newest PSN's resend (a restart above
+    # the NAKed PSN, first resends lost); the NAKed PSN's resend, left no NAK, resumed the
+    # earlier run with its NAK, certain.
+    (
+        {
+            "ops": ("write_imm",),
+            "recovery": "selective-repeat",
+            "vantage": "receiver",
+            "qps": 1,
+            "messages": 7,
+            "message_size": 4096,
+            "start_psn": 0xFFFFFF,
+            "losses": (
+                Loss(rate=0.033392504046628094, before_mirror=True),
+                Loss(rate=0.034777996705049594),
+            ),
+            "max_packets": 3000,
+            "window": 16,
+            "ack_req_every": 4,
+            "timeout": 10,
+            "link_delay_ns": 500,
+            "pfc_on_loss": PfcOnLoss(),
+        },
+        355,
+        ("25G",),
     ),
 ]
 

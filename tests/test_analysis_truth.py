@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hard_cases import HARD_CASES, REORDER_CASES
+from hard_cases import HARD_CASES, OPEN_CASES, REORDER_CASES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from nic_truth import Grade, analyzed, grade, seen_at
@@ -225,6 +225,19 @@ def test_random_scenarios_on_real_clocks(
 def test_hard_case(tmp_path: Path, case: int) -> None:
     mix, seed = HARD_CASES[case]
     check(tmp_path, "clean", seed, **mix)
+
+
+@pytest.mark.parametrize(
+    ("case", "clock"),
+    [(k, clock) for k, (_, _, clocks) in enumerate(OPEN_CASES) for clock in clocks],
+)
+def test_open_case(tmp_path: Path, case: int, clock: str) -> None:
+    """Mixes whose episodes are mostly open, on the clocks where they were once read wrong."""
+    mix, seed, _ = OPEN_CASES[case]
+    if clock in LINKS:
+        check(tmp_path, "clean", seed, **dict(mix, link_speed_bps=LINKS[clock]))
+    else:
+        check(tmp_path, "clean", seed, clock, **mix)
 
 
 def test_complete_run_keeps_its_mode_beside_a_restart_of_open_cause(tmp_path: Path) -> None:
@@ -533,12 +546,13 @@ def test_lone_resend_of_the_newest_above_a_write_or_read_nak_is_its_repeats_tail
 
 
 def test_selective_repeat_where_a_go_back_n_would_have_lost_its_run(tmp_path: Path) -> None:
-    """Selective-repeat NICs seen at the receiver, losing requests on the way (hard cases):
-    a READ's NAKed PSN resent once, then nothing before the ACK timer fires; and a resend
-    of the newest PSN above its NAKed one (that resend lost). A go-back-N would have lost
-    every PSN after the resend (or before the newest) in a row, more than the path loses
-    anywhere else: selective repeat, likely."""
-    for case, above in ((32, False), (38, True)):
+    """A selective-repeat NIC seen at the receiver, losing requests on the way (a hard
+    case): a resend of the newest PSN above its NAKed one (that resend lost). A go-back-N
+    would have lost every PSN before the newest in a row, more than the path loses anywhere
+    else: selective repeat, likely. (Hard case 32's READ resent once, then nothing before
+    the ACK timer fired, is open again: the timer's run may be that resend's run held by a
+    PFC pause the receiver cannot see.)"""
+    for case, above in ((38, True),):
         mix, seed = HARD_CASES[case]
         (tmp_path / str(case)).mkdir()
         a, truth = analyzed(tmp_path / str(case), "clean", seed, **mix)
@@ -552,8 +566,9 @@ def test_selective_repeat_where_a_go_back_n_would_have_lost_its_run(tmp_path: Pa
         assert (sr["mode_certainty"] == "likely").all()
 
 
-# Measured share of uncertain episodes on the hard cases: ns 8.6%, us 16.8%, jitter50
-# 9.2%, 25G 15.6%, 400G 7.0% (was 14.4%, 19.9%, 14.7%, 15.6%, 12.2%; then 17%, 25%, 17%,
+# Measured share of uncertain episodes on the hard cases: ns 9.5%, us 17.3%, jitter50
+# 10.7%, 25G 16.6%, 400G 7.5% (three cases of RNR NAKs and unseen PFC pauses, mostly open,
+# came in; was 14.4%, 19.9%, 14.7%, 15.6%, 12.2% on the 42 before; then 17%, 25%, 17%,
 # 16%, 16%; then 22%, 38%, 22%, 24%, 24%; before that 25%, 41%, 25%, 27%, 27%, then 33%,
 # 45%, 37%, 30%, 36%, and 64-79% first). A resend that may answer its own NAK instead of
 # continuing its run, and a run resumed after a split in doubt, leave only which NAK is
@@ -574,7 +589,7 @@ def test_selective_repeat_where_a_go_back_n_would_have_lost_its_run(tmp_path: Pa
 # inside a message where a go-back-0's lost first resends would look the same; READ
 # re-issues and slow answers with no timeout measured. The bounds keep it from getting
 # worse unnoticed; the aim is 5%.
-UNCERTAIN_AT_MOST = {"ns": 0.095, "us": 0.175, "jitter50": 0.10, "25G": 0.16, "400G": 0.075}
+UNCERTAIN_AT_MOST = {"ns": 0.10, "us": 0.18, "jitter50": 0.11, "25G": 0.17, "400G": 0.08}
 
 
 @pytest.mark.parametrize("clock", sorted(UNCERTAIN_AT_MOST))

@@ -320,10 +320,11 @@ static int nak_seen(Machine *m, const Conv *c, int64_t ext)
     return 0;
 }
 
-/* The newest untaken NAK of a PSN below `ext` when the capture saw no request at any PSN
- * from it up to `ext` since that NAK, before event i (-1 none): a restart at `ext` with no
- * NAK of its own is then that NAK's go-back-N whose first resends were lost before the
- * capture point (a NIC goes back only for a NAK, a timer or a run it resumes). */
+/* The newest untaken NAK or RNR NAK of a PSN below `ext` when the capture saw no request
+ * at any PSN from it up to `ext` since that NAK, before event i (-1 none): a restart at
+ * `ext` with no NAK of its own is then that NAK's go-back-N whose first resends were lost
+ * before the capture point (a NIC goes back only for a NAK, an RNR NAK's retry, a timer or
+ * a run it resumes; an RNR NAK's retry goes back to its PSN like a go-back-N). */
 static Py_ssize_t nak_below_unseen(Machine *m, const Conv *c, Py_ssize_t i, int64_t ext)
 {
     Run *r = m->r;
@@ -335,7 +336,7 @@ static Py_ssize_t nak_below_unseen(Machine *m, const Conv *c, Py_ssize_t i, int6
         for (; j > nk->ev; j--)
             if (r->kind[j] == K_REQUEST && r->ext[j] < ext && (hi == NONE || r->ext[j] > hi))
                 hi = r->ext[j];
-        if (!nk->taken && nk->kind == K_NAK && nk->ext < ext && (hi == NONE || hi < nk->ext))
+        if (!nk->taken && nk->ext < ext && (hi == NONE || hi < nk->ext))
             return k;
     }
     return -1;
@@ -356,12 +357,14 @@ static int skipped_over(Machine *m, const Conv *c, Py_ssize_t i, int64_t ext)
     return 1;
 }
 
-/* Did episode `t` take NAK `nk` in doubt: split off for it with a run it may continue, or
- * a restart below the NAKed PSN (a go-back-0 reading) beside a NAK of its own first PSN,
- * which it may answer instead? */
+/* Did episode `t` take NAK `nk` in doubt: split off for it with a run it may continue, a
+ * restart below the NAKed PSN (a go-back-0 reading) beside a NAK of its own first PSN,
+ * which it may answer instead, or a restart above the NAKed PSN (nak_below_unseen: its
+ * first resends lost), which a later resend of exactly that PSN may answer instead? */
 static int taken_in_doubt(const Episode *t, const Nak *nk)
 {
-    return t->alt_of != -1 || (t->start_ext < nk->ext && t->own_nak_seen);
+    return t->alt_of != -1 || (t->start_ext < nk->ext && t->own_nak_seen) ||
+           t->start_ext > nk->ext;
 }
 
 /* The newest episode that took a NAK of exactly PSN `ext` in doubt (taken_in_doubt), -1
@@ -524,6 +527,10 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
     if (k < 0 && c->cut >= 0 && !c->new_data && resumes_cut(m, c, i, e)) {
         Episode *E = &m->eps.at[c->cut];
         E->resumed++;
+        /* a NAK of this PSN taken in doubt: the resumption may be its answer instead */
+        int64_t taker = nak_taken_in_doubt(m, c, e);
+        if (taker >= 0)
+            E->taken_split = taker;
         /* cut by a run split off for a NAK of its next PSN: whether that run was the NAK's
          * answer or more of this one is open, and so is this resumption */
         if (c->open >= 0 && m->eps.at[c->open].start_kind == S_ASKED) {
@@ -641,6 +648,14 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
         answer_nak(m, c, E, asked_nak, E->msg_first);
         asked_nak = -1;
     }
+    /* A run of READ re-issues going on past its READ's span at a message's first PSN, where
+     * a NAK the sender may have had asked for a PSN of that message: a re-issue asks again
+     * for one READ's responses, so that resend may as well be the NAK's go-back-0 (split
+     * off for it, in doubt: the NAK came before the run began). */
+    if (asked_nak < 0 && e == E->cursor && E->nak_ev < 0 && E->read_ev >= 0 &&
+        is_read_request((int16_t)E->start_opcode) && !is_read_request(r->opcode[i]) &&
+        (r->pos[i] == P_FIRST || r->pos[i] == P_ONLY))
+        asked_nak = find_nak(m, c, i, e, 0, c->sent_hi + 1, 1);
     int asked = asked_nak >= 0;
     /* That NAK was there before the open run began: the sender had both when it chose the
      * run, so which one this resend answers is open (the run may go on through it). Capture

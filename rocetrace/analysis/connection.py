@@ -281,10 +281,11 @@ def late_copy(c: Conversations) -> np.ndarray:
 def answer_floor(c: Conversations, hosts_of: np.ndarray) -> np.ndarray:
     """Per conversation: the shortest time from a NAK to a resend of its PSN that starts an
     episode on its own (after new data or by going back), over the conversation's host
-    pair; -1 where the path shows none."""
+    pair; -1 where the path shows none. An RNR NAK's retry is no such answer: it waits for
+    the timer the RNR NAK names."""
     e = c.episodes
     floor = np.full(len(hosts_of), -1, np.int64)
-    clean = (e["nak_ev"] >= 0) & (e["start_ext"] == e["nak_ext"])
+    clean = (e["nak_ev"] >= 0) & (e["nak_kind"] == NAK) & (e["start_ext"] == e["nak_ext"])
     clean &= np.isin(e["start_kind"], (START_FIRST, START_RESTART))
     clean &= (e["orig_ev"] >= 0) | (e["n_resent"] >= 2)  # not a lone late original
     clean &= ~late_copy(c)  # nor a run's own copy, late

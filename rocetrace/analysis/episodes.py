@@ -36,6 +36,7 @@ from rocetrace.analysis.prepared import (
     Prepared,
 )
 from rocetrace.analysis.tolerances import MIN_ACK_TIMEOUT_NS, Tolerances
+from rocetrace.dissectors.aeth import RNR_TIMER_US
 from rocetrace.psn import PSN_MOD
 
 CERTAIN, LIKELY, UNCERTAIN = "certain", "likely", "uncertain"
@@ -152,7 +153,10 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     below_own = has_nak & (e["start_ext"] < e["nak_ext"]) & (e["own_nak_seen"] == 1)
     x.own_answered = _own_nak_answered(x, e, below_own, wait)
     gb0_taker = (below_own[t] & ~x.own_answered[t]) | x.own_repeat[t]
-    taken = (taker >= 0) & ((doubt[t] & (e["alt_of"][t] != -1)) | gb0_taker)
+    # or a restart above its NAKed PSN took it (its first resends lost): a later resend of
+    # exactly that PSN may be that NAK's answer instead
+    above_taker = _above_nak(e)[t]
+    taken = (taker >= 0) & ((doubt[t] & (e["alt_of"][t] != -1)) | gb0_taker | above_taker)
     # a resend kept in the run not much after a NAK of its own PSN, or whose NAK a split in
     # doubt took: it may be that NAK's answer, and the run from there another episode; the
     # trigger is a NAK either way (only which NAK frame is open, _nak_frames), unless an
@@ -177,10 +181,14 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     certainty[below_own & ~x.own_answered] = UNCERTAIN
     certainty[below_own & x.own_answered & (certainty == CERTAIN)] = LIKELY
     certainty[x.own_repeat & (certainty == CERTAIN)] = LIKELY  # _own_nak_on_repeat_nic
-    slow = (cause >= 0) & (trigger != "rnr") & (wait >= MIN_ACK_TIMEOUT_NS - slack)
+    slow = (cause >= 0) & (wait >= MIN_ACK_TIMEOUT_NS - slack)
     x.seen["timer_ns"] = _timeout_silence(x, e, trigger)
+    rnr_early, rnr_on_time = _rnr_timing(x, e, trigger, wait)
     if slow.any():
-        _slow_answers(x, e, slow, cause, wait, trigger, certainty)
+        _slow_answers(x, e, slow, cause, wait, trigger, certainty, rnr_on_time)
+    # sooner after its RNR NAK than the timer that NAK names: no retry of it
+    certainty[rnr_early] = UNCERTAIN
+    _unseen_pause(x, e, (e["start_kind"] == cn.START_TIMER) & (trigger == "timeout"), certainty)
     # a timer's run that skipped forward onto a PSN a NAK had asked for: that resend may be
     # the NAK's selective answer, another episode (a NIC answers a NAK inside a run)
     skipped = np.flatnonzero((trigger == "timeout") & (e["skips"] > 0))
@@ -564,16 +572,19 @@ def _slow_answers(
     wait: np.ndarray,
     trigger: np.ndarray,
     certainty: np.ndarray,
+    rnr_on_time: np.ndarray,
 ) -> None:
     """A resend longer after its cause than the shortest ACK timer: a slow answer (the
     sender was busy or paused), or the cause never reached the sender (lost after the
-    capture point) and its ACK timer fired. The timer fires no sooner than its timeout
-    after the last progress the sender had seen before that cause; the capture's own
-    timeouts say how long the timeout is at most (each was seen one path's delay after the
-    sender's timer fired), so it is at least that less the path's slowest answer: the
-    progress and the resend reach a capture point away from the sender each a path's
-    delay late. A resend sooner than that after the last progress is the cause's answer;
-    else the capture cannot tell."""
+    capture point) and its ACK timer fired. An RNR NAK's retry that came when the timer
+    that NAK names lapsed (`rnr_on_time`, _rnr_timing) is its retry, likely: the other
+    reading needs the ACK timer to fire at that very moment. The timer fires no sooner
+    than its timeout after the last progress the sender had seen before that cause; the
+    capture's own timeouts say how long the timeout is at most (each was seen one path's
+    delay after the sender's timer fired), so it is at least that less the path's slowest
+    answer: the progress and the resend reach a capture point away from the sender each a
+    path's delay late. A resend sooner than that after the last progress is the cause's
+    answer; else the capture cannot tell."""
     c = x.conv
     t0 = c.ts[e["first_ev"]]
     # the earlier of the two readings of a NAK's acknowledgement: the timer may be older
@@ -592,7 +603,8 @@ def _slow_answers(
     lag = cn.slowest_answers(c)[e["conv"]]
     reach = since + x.tol.slack_ns + lag  # a timer no longer than this may have fired
     maybe_timer = slow & (reach >= timer)
-    certainty[maybe_timer] = UNCERTAIN
+    certainty[maybe_timer & rnr_on_time & (certainty == CERTAIN)] = LIKELY
+    certainty[maybe_timer & ~rnr_on_time] = UNCERTAIN
     x.seen["timer_margin"] = timer_margin(reach[slow], timer)
     _timer_not_nak(x, e, maybe_timer, wait, timers.timer_ns, trigger, certainty)
 
@@ -629,6 +641,64 @@ def _timer_not_nak(
     timed &= reach >= threshold
     trigger[timed] = "timeout"
     certainty[timed] = LIKELY
+
+
+def _unseen_pause(x: Context, e: np.ndarray, which: np.ndarray, certainty: np.ndarray) -> None:
+    """Runs of `which` the state machine split off for a silence of at least the shortest
+    ACK timer (a resend at the run's next PSN or further on): the ACK timer's restart, or
+    the run itself held by a PFC pause this capture point did not see (PFC is per link: a
+    capture point away from the sender's port sees no pause frame sent to it). The NIC's
+    timeout is at most the capture's timeouts that went back show (_timeout_silence), and
+    at least that less the round trip between this capture point and the sender (the
+    path's shortest NAK answer; none where unmeasured, which only leaves the cause open
+    sooner); the sender's silence since the last progress it had is at most what this
+    capture point shows, and at least that less the path's lag (its slowest answer or
+    shortest NAK answer, the longer). The timer surely fired: certain; it cannot have, or
+    no timeout is measured: the cause is open; in between, the timer is likely (the other
+    reading needs a pause the capture shows no sign of, ending as the timer would fire)."""
+    if not which.any():
+        return
+    timers = x.nic or NicContext(timer_ns=x.seen.get("timer_ns"))  # type: ignore[arg-type]
+    certainty[which & (certainty == CERTAIN)] = LIKELY
+    margin: tuple[int, int] = (0, MIN_ACK_TIMEOUT_NS)  # a measured timeout weighs anew
+    if timers.timer_ns is None:
+        certainty[which] = UNCERTAIN
+    else:
+        c = x.conv
+        since = c.ts[e["first_ev"]] - c.ts[_progress_before(c, e["conv"], e["first_ev"])]
+        floor = c.floor[e["conv"]] if len(c.floor) else np.zeros(len(e), np.int64)
+        slowest = cn.slowest_answers(c)[e["conv"]]
+        trip = np.maximum(floor, 0) + x.tol.slack_ns
+        lag = np.maximum(slowest, floor) + x.tol.slack_ns
+        fired, may_fire = since - lag, since + trip  # the sender's silence, at least, at most
+        certainty[which & (certainty == LIKELY) & (fired >= timers.timer_ns)] = CERTAIN
+        certainty[which & (may_fire < timers.timer_ns)] = UNCERTAIN
+        margin = narrowed(
+            timer_margin(fired[which], timers.timer_ns),
+            timer_margin(may_fire[which], timers.timer_ns),
+        )
+    x.seen["timer_margin"] = narrowed(x.seen.get("timer_margin", NO_MARGIN), margin)  # type: ignore[arg-type]
+
+
+def _rnr_timing(
+    x: Context, e: np.ndarray, trigger: np.ndarray, wait: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per episode answering an RNR NAK, against the RNR timer that NAK names (IBTA: the
+    requester waits at least that long before it retries, and the timer runs through a PFC
+    pause): (early) the resend came sooner than that after the NAK, less the clock slack,
+    so it is no retry of it; (on time) it came no later than that timer plus the path's
+    shortest NAK answer at this capture point (a retry is seen away from the sender up to
+    a round trip later) and the slack, PFC pause not counted. `wait`: since the NAK, less
+    PFC pause."""
+    c, slack = x.conv, x.tol.slack_ns
+    rnr = (trigger == "rnr") & (e["nak_ev"] >= 0) & (e["nak_kind"] == RNR_NAK)
+    code = x.pp.syndrome[c.row[np.maximum(e["nak_ev"], 0)]].astype(np.int64) & 0x1F
+    timer = np.round(np.asarray(RNR_TIMER_US)[code] * 1000).astype(np.int64)
+    since = c.ts[e["first_ev"]] - _ts(c, e["nak_ev"])
+    floor = c.floor[e["conv"]] if len(c.floor) else np.full(len(e), -1, np.int64)
+    early = rnr & (since < timer - slack)
+    on_time = rnr & ~early & (floor >= 0) & (wait <= timer + floor + slack)
+    return early, on_time
 
 
 def timer_margin(reach: np.ndarray, timer: int) -> tuple[int, int]:
@@ -703,9 +773,11 @@ def _message_first(x: Context, ev: np.ndarray) -> np.ndarray:
 
 
 def _timeout_silence(x: Context, e: np.ndarray, trigger: np.ndarray) -> int | None:
-    """The shortest silence since the last progress before a timeout resend, None: none."""
+    """The shortest silence since the last progress before a timeout resend, None: none.
+    Not a run that went on after a silence (_unseen_pause): that may be a PFC pause."""
     c = x.conv
-    timeouts = np.flatnonzero((trigger == "timeout") & (e["nak_ev"] < 0))
+    went_back = e["start_kind"] != cn.START_TIMER
+    timeouts = np.flatnonzero((trigger == "timeout") & (e["nak_ev"] < 0) & went_back)
     if len(timeouts) == 0:
         return None
     start = e["first_ev"][timeouts]
@@ -745,14 +817,34 @@ def _resumed_after_tail(e: np.ndarray, c: cn.Conversations, ev: np.ndarray) -> n
     return after_other & (ev != e["first_ev"][run]) & (e["cut_by_split"][run] == 1) & tail
 
 
-def _modes(
+def _settled_modes(
     x: Context, e: np.ndarray, trigger: np.ndarray, trigger_certainty: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
+    """_modes, again while an episode whose certain mode showed its NIC's policy ends up
+    less than certain (its run cut by an episode of open cause, say): a policy shows only
+    in modes that stay certain, and leaving one out only takes answers away."""
+    shown = np.zeros(len(e), bool)  # modes certain when the policy was read, not in the end
+    while True:
+        mode, certainty, sure = _modes(x, e, trigger, trigger_certainty, shown)
+        lost = sure & (certainty != CERTAIN)
+        if not (lost & ~shown).any():
+            return mode, certainty
+        shown |= lost
+
+
+def _modes(
+    x: Context,
+    e: np.ndarray,
+    trigger: np.ndarray,
+    trigger_certainty: np.ndarray,
+    not_shown: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each episode's recovery mode and its certainty, from the PSNs it resent: what only
     one policy resends (a go-back-0's restart below the NAKed PSN, a go-back-N's PSN between
     the first and the newest that no NAK of its own asked for, a selective repeat's skip
     to the newest) is certain; what two policies would both have sent takes the policy the
-    same NIC shows elsewhere."""
+    same NIC shows elsewhere (not in `not_shown`). Also returns the episodes the policy was
+    read from."""
     middle = e["unasked"]
     tail_skip = (e["tail_skips"] > 0) & (middle == 0)
     # a skip onto the PSN after one just acknowledged is also what a go-back-N that the ACK
@@ -783,13 +875,15 @@ def _modes(
     hidden = np.where(middle > 0, hidden_any, 0)
     certainty[hidden != 0] = UNCERTAIN
     host = _hosts(x, e)
-    x.seen["gb0_hosts"] = frozenset(np.unique(host[gb0 & (certainty == CERTAIN)]).tolist())
+    gb0_shows = gb0 & (certainty == CERTAIN) & ~not_shown
+    x.seen["gb0_hosts"] = frozenset(np.unique(host[gb0_shows]).tolist())
     # every restart inside a message counts, a single resend too: a go-back-0 NIC would
     # have lost its message's first resends on each
     inside = pd.Series(host[hidden_any != 0]).value_counts()
     x.seen["hidden"] = tuple(sorted((str(k), int(v)) for k, v in inside.items()))
     nic = x.nic or NicContext(gb0_hosts=x.seen["gb0_hosts"], hidden=x.seen["hidden"])  # type: ignore[arg-type]
-    _resolve_hidden_first(host, hidden, mode, certainty, nic, trigger == "nak")
+    more = _more_lost_than_go_back_n(e, trigger, hidden)
+    _resolve_hidden_first(host, hidden, more, mode, certainty, nic, trigger == "nak")
     cut_short = (e["n_resent"] == 1) & (e["end_ext"] < e["last_sent_first"])
     below_ack = _below_ack(x.conv, e, trigger)
     certainty[below_ack] = UNCERTAIN
@@ -804,10 +898,9 @@ def _modes(
     cut_run &= e["end_ext"] < e["last_sent_first"]
     either = (same_packets | cut_short | cut_run | below_ack | (tail_skip & overtaken)) & ~gb0
     either &= certainty != CERTAIN
-    # an episode whose cause is open shows no certain mode (below): no policy from it
-    policy = _host_policy(
-        x, e, trigger, mode, np.where(trigger_certainty == UNCERTAIN, UNCERTAIN, certainty)
-    )
+    # an episode of open cause shows no policy for a cause (a run held by a pause, say)
+    shows = (certainty == CERTAIN) & (trigger_certainty != UNCERTAIN) & ~not_shown
+    policy = _host_policy(x, e, trigger, mode, np.where(shows, CERTAIN, UNCERTAIN))
     # selective repeat covers RDMA READ and WRITE only: a SEND both policies would resend
     # alike went back N (unless a go-back-0 could have: a NIC that shows one, a restart
     # inside a message whose first resends may be lost, or below a seen ACK)
@@ -824,6 +917,9 @@ def _modes(
     # below an ACK the sender may not have had: a go-back-0 NIC would restart there both
     # when it had the ACK (going back) and when it had not (at its first unacked PSN)
     policy[below_ack & (policy == "go-back-0")] = ""
+    # so too a go-back-0 NIC whose timer shows go-back-N elsewhere: there it restarted at
+    # its first unacknowledged PSN, a message's first, where both policies begin
+    policy[below_ack & np.isin(host, list(nic.gb0_hosts))] = ""
     # the policy a NIC applies depends on the operation the NAK was about: without a known
     # trigger, which one applies is open
     policy[trigger_certainty == UNCERTAIN] = ""
@@ -884,7 +980,7 @@ def _modes(
         if len(x.alt2) == len(e):  # a split that may continue either of two runs: both
             alt2 = np.where(whole, -1, x.alt2)
             _same_mode_either_run(alt2, mode, certainty, sends_only, keep)
-    return mode, certainty
+    return mode, certainty, shows | gb0_shows
 
 
 def _above_nak(e: np.ndarray) -> np.ndarray:
@@ -1078,9 +1174,22 @@ def _hidden_first(x: Context, e: np.ndarray, trigger: np.ndarray, gb0: np.ndarra
     return np.where(possible, lost, 0)
 
 
+def _more_lost_than_go_back_n(e: np.ndarray, trigger: np.ndarray, hidden: np.ndarray) -> np.ndarray:
+    """Per restart inside a message (`hidden`, _hidden_first): how many resends more in a
+    row a go-back-0 would have lost on the way than a go-back-N. A NAK's go-back-N begins
+    at the NAKed PSN, the restart's own; a timer's at the sender's first unacknowledged
+    PSN, no later than the one after what the capture saw acknowledged (the sender may have
+    missed an ACK, never had one this capture point did not see pass or leave), so a timer
+    restart above that PSN lost the resends up to it under either policy."""
+    timer_lost = np.maximum(e["start_ext"] - (e["acked"] + 1), 0)
+    known = (trigger == "timeout") & (hidden > 0) & (e["acked"] > np.iinfo(np.int64).min // 4)
+    return np.where(known, hidden - timer_lost, hidden)
+
+
 def _resolve_hidden_first(
     host: np.ndarray,
     hidden: np.ndarray,
+    more: np.ndarray,
     mode: np.ndarray,
     certainty: np.ndarray,
     nic: NicContext,
@@ -1090,13 +1199,13 @@ def _resolve_hidden_first(
     this restart answers a NAK as well (a go-back-0 is only ever seen certain answering a
     NAK, and a NIC's timer may go back otherwise: recovery is set per cause). Else a
     go-back-N is likely when a go-back-0 would have lost two resends or more in a row on
-    the way, or when the NIC restarts inside messages twice or more; with one lost resend
-    and one such answer, the capture cannot tell."""
+    the way than a go-back-N (`more`), or when the NIC restarts inside messages twice or
+    more; with one lost resend and one such answer, the capture cannot tell."""
     inside = dict(nic.hidden)
     for k in np.flatnonzero(hidden != 0):
         if host[k] in nic.gb0_hosts and nak_answer[k]:
             mode[k], certainty[k] = "go-back-0", LIKELY
-        elif hidden[k] >= 2 or inside.get(host[k], 0) >= 2:
+        elif more[k] >= 2 or inside.get(host[k], 0) >= 2:
             certainty[k] = LIKELY
 
 
@@ -1280,7 +1389,7 @@ def episode_table(x: Context) -> tuple[pd.DataFrame, np.ndarray]:
     e = _own_nak_on_repeat_nic(x, e)
     c, pp, model = x.conv, x.pp, x.model
     trigger, trigger_certainty = _triggers(x, e)
-    mode, mode_certainty = _modes(x, e, trigger, trigger_certainty)
+    mode, mode_certainty = _settled_modes(x, e, trigger, trigger_certainty)
     reissue = _read_reissue(e) & (e["n_resp"] >= 0)
     flow = np.where(reissue & (model.pair[e["conv"]] >= 0), model.pair[e["conv"]], e["conv"])
     t0 = c.ts[e["first_ev"]]
