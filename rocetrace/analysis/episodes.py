@@ -211,16 +211,22 @@ def _own_nak_takers(x: Context, e: np.ndarray, ks: np.ndarray) -> dict[int, np.n
     conversation and PSN once (a livelock may restart thousands of times)."""
     if not len(ks):
         return {}
-    c = x.conv
-    naks = np.flatnonzero(np.isin(c.kind, (NAK, RNR_NAK)))
-    of_psn = pd.Series(naks).groupby([c.conv[naks], c.ext[naks]]).indices
-    taker = np.full(len(c.kind), -1, np.int64)
+    taker = np.full(len(x.conv.kind), -1, np.int64)
     took = np.flatnonzero(e["nak_ev"] >= 0)
     taker[e["nak_ev"][took]] = took
+    return {k: taker[own] for k, own in _own_naks(x.conv, e, ks).items()}
+
+
+def _own_naks(c: cn.Conversations, e: np.ndarray, ks: np.ndarray) -> dict[int, np.ndarray]:
+    """Per episode k of `ks`: the events of the NAKs (and RNR NAKs) of its first PSN seen
+    before its first resend. The NAKs are grouped by conversation and PSN once (a livelock
+    may restart thousands of times)."""
+    naks = np.flatnonzero(np.isin(c.kind, (NAK, RNR_NAK)))
+    of_psn = pd.Series(naks).groupby([c.conv[naks], c.ext[naks]]).indices
     out = {}
     for k in ks.tolist():
         own = naks[of_psn.get((int(e["conv"][k]), int(e["start_ext"][k])), [])]
-        out[k] = taker[own[own < e["first_ev"][k]]]
+        out[k] = own[own < e["first_ev"][k]]
     return out
 
 
@@ -324,12 +330,8 @@ def _own_nak_on_repeat_nic(x: Context, e: np.ndarray) -> np.ndarray:
     answered = _own_nak_answered(x, e, below_own, wait)
     cand &= t0 - _ts(c, e["prev_req_ev"]) < MIN_ACK_TIMEOUT_NS - x.tol.slack_ns  # no timer
     sends = _sends_only(x, e)
-    naks = np.flatnonzero(np.isin(c.kind, (NAK, RNR_NAK)))
-    of_psn = pd.Series(naks).groupby([c.conv[naks], c.ext[naks]]).indices
     out = e.copy()
-    for k in np.flatnonzero(cand & ~answered).tolist():  # such restarts are few
-        own = naks[of_psn.get((int(e["conv"][k]), int(e["start_ext"][k])), [])]
-        own = own[own < e["first_ev"][k]]
+    for k, own in _own_naks(c, e, np.flatnonzero(cand & ~answered)).items():  # few
         if not len(own) or (c.kind[own] != NAK).any() or not _resumes_no_run(e, k, sends):
             continue
         out["nak_ev"][k], out["nak_ext"][k], out["nak_kind"][k] = own.max(), e["start_ext"][k], NAK

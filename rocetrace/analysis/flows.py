@@ -345,9 +345,7 @@ def _mtu_floor(pp: Prepared, model: FlowModel, reads: np.ndarray) -> np.ndarray:
     messages are all single packets shows no full-size segment, yet a 2048-byte WRITE ONLY
     or READ RESPONSE ONLY shows an MTU of at least 2048 (a larger payload than any of
     IB_MTUS stands for itself)."""
-    rows = np.flatnonzero(model.flow_id >= 0)
-    largest = np.zeros(len(model), np.int64)
-    np.maximum.at(largest, model.flow_id[rows], pp.payload_len[rows].astype(np.int64))
+    largest = _largest_payload(pp, model, np.flatnonzero(model.flow_id >= 0))
     flow = model.flow_id[reads]
     pair = model.pair[flow]
     seen = np.maximum(largest[flow], np.where(pair >= 0, largest[np.maximum(pair, 0)], 0))
@@ -376,7 +374,11 @@ def _read_mtus(pp: Prepared, model: FlowModel) -> tuple[np.ndarray, np.ndarray]:
 def _read_response_mtus(pp: Prepared, model: FlowModel) -> np.ndarray:
     """Per flow, its largest FIRST/MIDDLE READ response payload (0: none)."""
     full = (pp.kind == READ_RESPONSE) & isin_small(pp.position, (POS_FIRST, POS_MIDDLE))
-    rows = np.flatnonzero(full & (model.flow_id >= 0))
-    mtu = np.zeros(len(model) + 1, np.int64)
-    np.maximum.at(mtu, model.flow_id[rows], pp.payload_len[rows].astype(np.int64))
-    return mtu[: len(model)]
+    return _largest_payload(pp, model, np.flatnonzero(full & (model.flow_id >= 0)))
+
+
+def _largest_payload(pp: Prepared, model: FlowModel, rows: np.ndarray) -> np.ndarray:
+    """Per flow: the largest payload among its frames of `rows` (frames of a flow), 0: none."""
+    out = np.zeros(len(model), np.int64)
+    np.maximum.at(out, model.flow_id[rows], pp.payload_len[rows].astype(np.int64))
+    return out
