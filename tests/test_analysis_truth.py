@@ -603,3 +603,57 @@ def test_hard_cases_on_real_clocks(tmp_path: Path, clock: str) -> None:
         episodes, uncertain = episodes + g.episodes, uncertain + g.uncertain
     bound = UNCERTAIN_AT_MOST[clock]
     assert uncertain <= bound * episodes, f"{uncertain} of {episodes} episodes uncertain"
+
+
+# Every preset seen from each capture point, re-clocked or at another link speed. The
+# reorder preset is graded at the sender only: a responder that NAKs a gap on a sprayed
+# path makes the requester resend what was only late, and away from the sender those
+# spurious episodes are not yet told apart from real loss (docs/analysis.md, Known limits).
+# Measured share of uncertain episodes: ns 4 of 187 (2.1%), us 2.1%, jitter5 and jitter50
+# 2.7%, 25G 2.2%, 400G 2.5% (was 7.0% at ns before an RNR retry on time was read where the
+# path shows no NAK answer). The go-back-0 livelock's many restarts are most of the
+# episodes: without them the shares are 6-9% (a PFC pause the receiver cannot see leaves a
+# paused run's resumption open; an overlay NAK and its answer share a timestamp at the
+# sender, so jitter can reorder them).
+PRESET_UNCERTAIN_AT_MOST = dict.fromkeys(("ns", "us", "jitter5", "jitter50", "25G", "400G"), 0.03)
+
+
+def _preset_vantages(preset: str) -> tuple[str, ...]:
+    return ("sender",) if preset == "reorder" else ("sender", "receiver", "mirror")
+
+
+@pytest.mark.parametrize("clock", sorted(PRESET_UNCERTAIN_AT_MOST))
+def test_presets_from_every_vantage_on_real_clocks(tmp_path: Path, clock: str) -> None:
+    """Each preset scenario, captured at the sender, the receiver and a switch mirror, on
+    this clock or link: no confident wrong answer, no resend missed or invented, and few
+    uncertain ones."""
+    episodes = uncertain = 0
+    for preset in PRESETS:
+        for vantage in _preset_vantages(preset):
+            ov: dict[str, Any] = {"vantage": vantage}
+            if preset == "bulk":
+                ov.update(messages=4, message_size=8192)
+            if clock in LINKS:
+                ov["link_speed_bps"] = LINKS[clock]
+            where = tmp_path / f"{preset}-{vantage}"
+            where.mkdir()
+            a, truth = analyzed(where, preset, 1, "ns" if clock in LINKS else clock, **ov)
+            g = grade(a, seen_at(truth))
+            assert (g.wrong, g.missed, g.false) == ([], [], []), (preset, vantage)
+            episodes, uncertain = episodes + g.episodes, uncertain + g.uncertain
+    bound = PRESET_UNCERTAIN_AT_MOST[clock]
+    assert uncertain <= bound * episodes, f"{uncertain} of {episodes} episodes uncertain"
+
+
+@pytest.mark.parametrize("vantage", ["sender", "receiver", "mirror"])
+def test_rnr_retries_on_time_read_where_the_path_shows_no_nak_answer(
+    tmp_path: Path, vantage: str
+) -> None:
+    """The rnr preset's requester retries exactly when each RNR NAK's timer lapses (a round
+    trip later away from the sender, the same each time); its path has no NAK answer to
+    measure that round trip by. The retries are the RNR NAKs', not the ACK timer's."""
+    a, truth = analyzed(tmp_path, "rnr", 1, vantage=vantage)
+    eps = a.retransmissions
+    assert len(eps) == len(seen_at(truth).episodes) >= 2
+    assert (eps["trigger"] == "rnr").all()
+    assert (eps["trigger_certainty"] != "uncertain").all()

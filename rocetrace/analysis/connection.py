@@ -287,7 +287,7 @@ def answer_floor(c: Conversations, hosts_of: np.ndarray) -> np.ndarray:
     floor = np.full(len(hosts_of), -1, np.int64)
     clean = (e["nak_ev"] >= 0) & (e["nak_kind"] == NAK) & (e["start_ext"] == e["nak_ext"])
     clean &= np.isin(e["start_kind"], (START_FIRST, START_RESTART))
-    clean &= (e["orig_ev"] >= 0) | (e["n_resent"] >= 2)  # not a lone late original
+    clean &= (e["orig_ev"] >= 0) | (e["n_resent"] >= 2) | _continued(e)  # no late original
     clean &= ~late_copy(c)  # nor a run's own copy, late
     if not clean.any():
         return floor
@@ -297,6 +297,22 @@ def answer_floor(c: Conversations, hosts_of: np.ndarray) -> np.ndarray:
     per_path = np.full(int(hosts_of.max(initial=0)) + 1, -1, np.int64)
     per_path[shortest.index.to_numpy(np.int64)] = np.maximum(shortest.to_numpy(np.int64), 0)
     return np.where(hosts_of >= 0, per_path[np.maximum(hosts_of, 0)], -1)
+
+
+def _continued(e: np.ndarray) -> np.ndarray:
+    """Lone resends whose run the next episode continues: it starts at the next PSN with no
+    request in between and no NAK of its own (a silence alone split the run: the sender
+    was held, by a PFC pause the capture point may not see). Such a resend began a run,
+    which no late original does."""
+    lone = np.flatnonzero(e["n_resent"] == 1)
+    order = np.argsort(e["prev_req_ev"], kind="stable")
+    after = e["prev_req_ev"][order]
+    at = np.minimum(np.searchsorted(after, e["first_ev"][lone]), max(len(e) - 1, 0))
+    nxt = order[at]
+    out = np.zeros(len(e), bool)
+    nxt_psn = e["start_ext"][nxt] == e["end_ext"][lone] + 1
+    out[lone] = (after[at] == e["first_ev"][lone]) & nxt_psn & (e["nak_ev"][nxt] < 0)
+    return out
 
 
 def _run(ev: _Events, tol_ns: int, gate: np.ndarray) -> Conversations:

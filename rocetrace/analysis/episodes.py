@@ -699,8 +699,28 @@ def _rnr_timing(
     since = c.ts[e["first_ev"]] - _ts(c, e["nak_ev"])
     floor = c.floor[e["conv"]] if len(c.floor) else np.full(len(e), -1, np.int64)
     early = rnr & (since < timer - slack)
-    on_time = rnr & ~early & (floor >= 0) & (wait <= timer + floor + slack)
+    unmeasured = floor < 0
+    floor[unmeasured] = _rnr_round_trip(e, rnr & ~early, wait - timer, slack)[unmeasured]
+    on_time = rnr & ~early & (wait <= timer + floor + slack)
     return early, on_time
+
+
+def _rnr_round_trip(e: np.ndarray, retry: np.ndarray, lag: np.ndarray, slack: int) -> np.ndarray:
+    """Per episode, how long after its RNR timer a retry may be seen on a path whose NAK
+    answers the capture does not show: none (a retry on time at the sender) unless the
+    conversation's RNR retries each came one and the same time after the timer their NAK
+    names (within the slack of each), that time then (the round trip to the sender, seen
+    twice alike: the ACK timer would have to fire at that lag after each NAK)."""
+    out = np.zeros(len(e), np.int64)
+    ks = np.flatnonzero(retry & (lag >= 0))
+    if not len(ks):
+        return out
+    lags = pd.Series(lag[ks]).groupby(e["conv"][ks])
+    spread, count, longest = lags.max() - lags.min(), lags.count(), lags.max()
+    alike = longest[(count >= 2) & (spread <= 2 * slack)]
+    per_conv = dict(zip(alike.index.tolist(), alike.tolist(), strict=True))
+    out[ks] = [per_conv.get(int(k), 0) for k in e["conv"][ks].tolist()]
+    return out
 
 
 def timer_margin(reach: np.ndarray, timer: int) -> tuple[int, int]:
