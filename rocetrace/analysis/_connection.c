@@ -515,6 +515,7 @@ static int resumes_cut(Machine *m, const Conv *c, Py_ssize_t i, int64_t e)
 /* A resend that starts an episode: its trigger is the newest untaken NAK of its own PSN,
  * else (a restart at a message start, go-back-0) of a later PSN. Without one, a restart
  * exactly where an episode it cut had stopped resumes that episode. */
+static Py_ssize_t late_lone_copy(Machine *m, Conv *c, Py_ssize_t i, int64_t e);
 static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end,
                           Slot *orig, int kind)
 {
@@ -549,6 +550,8 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
      * another episode interleaved */
     if (k < 0 && !skipped_over(m, c, i, e))
         k = nak_below_unseen(m, c, i, e);
+    if (k < 0)
+        k = late_lone_copy(m, c, i, e);
     /* A NAK of exactly the PSN where a cut run would resume: the resend may be either. */
     int resumable = k >= 0 && c->cut >= 0 && !c->new_data && e == m->eps.at[c->cut].cursor;
     Py_ssize_t was_open = c->open;
@@ -753,6 +756,123 @@ static int64_t msg_first_of(Machine *m, int pos, int64_t e)
     return before ? before->msg_first : NONE;
 }
 
+/* Was a NAK or RNR NAK seen since event `since` at least the path's shortest answer (the
+ * gate) before event i: one the sender may have answered by then? NAKs before `since` (the
+ * request that skipped a PSN) asked for no PSN that request skipped. */
+static int nak_answerable(Machine *m, const Conv *c, Py_ssize_t i, int64_t since)
+{
+    Run *r = m->r;
+    for (Py_ssize_t k = m->naks.n - 1; k >= c->naks0 && m->naks.at[k].ev > since; k--)
+        if (r->ts[m->naks.at[k].ev] <= r->ts[i] - r->gate[c->id])
+            return 1;
+    return 0;
+}
+
+/* Could no ACK timer have fired by event i: sooner after the conversation's last progress
+ * (what the capture shows of it comes no sooner than the sender has it) and after the
+ * request that skipped the PSN (a timer resends no sooner after the first copy was sent)
+ * than the shortest ACK timer? */
+static int before_any_timer(Machine *m, const Conv *c, Py_ssize_t i, int64_t skip)
+{
+    Run *r = m->r;
+    int64_t t = MIN_ACK_TIMEOUT_NS - r->tol;
+    return c->progress_ev >= 0 && skip >= 0 && r->ts[i] - r->ts[c->progress_ev] < t &&
+           r->ts[i] - r->ts[skip] < t;
+}
+
+/* Mark request i a late original (reordered, no resend), linked to the request `skip` that
+ * skipped its PSN. */
+static void mark_reordered(Machine *m, Conv *c, Py_ssize_t i, int64_t skip)
+{
+    Run *r = m->r;
+    r->flags[i] = (r->flags[i] & ~F_RESENT) | F_LATE | F_REORDER;
+    r->link[i] = (int32_t)skip;
+    Anomaly a = {A_REORDER, i, skip, c->id};
+    m->oom |= !PUSH(m->anomalies, a);
+}
+
+/* A resend at PSN `e` (event i) with no cause the capture shows: no NAK of it or of a later
+ * PSN of its message left, no run it resumes, no NAK below it whose first resends were lost,
+ * and sooner than any ACK timer (before_any_timer, from `skip`). */
+static int no_cause(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t skip)
+{
+    Run *r = m->r;
+    if (!before_any_timer(m, c, i, skip) || find_nak(m, c, i, e, 1, 0, 0) >= 0)
+        return 0;
+    if ((r->pos[i] == P_FIRST || r->pos[i] == P_ONLY) &&
+        find_nak(m, c, i, e, 0, c->sent_hi + 1, 0) >= 0)
+        return 0;
+    if (c->cut >= 0 && !c->new_data && resumes_cut(m, c, i, e))
+        return 0;
+    return skipped_over(m, c, i, e) || nak_below_unseen(m, c, i, e) < 0;
+}
+
+/* A second copy of a PSN the capture saw skipped, whose first copy it saw was a resend (the
+ * original unseen), coming again with no cause (no_cause): a NIC resends only for a NAK, a
+ * timer or a run it resumes, and each cause the capture showed has its resend already. Were
+ * the original lost before the capture point, this copy would be a resend with no cause: it
+ * is the original, late (a sprayed path), and no resend. (Only a NAK the capture point did
+ * not record, or a resend of the first copy's run delayed past it on the path, would make it
+ * one.) */
+static int late_copy_of_resent(Machine *m, Conv *c, Py_ssize_t i, int64_t e, Slot *orig)
+{
+    Run *r = m->r;
+    if (orig->count != 1 || !(r->flags[orig->ev] & F_LATE) || !(r->flags[orig->ev] & F_RESENT))
+        return 0;
+    int32_t ep = r->episode[orig->ev];
+    if (ep < 0 || m->eps.at[ep].n_resent < 2 || m->eps.at[ep].first_ev != orig->ev)
+        return 0;
+    if (c->open >= 0 && e >= m->eps.at[c->open].cursor)
+        return 0;
+    int64_t skip = gap_over(m, c, e);
+    if (skip < 0 || !no_cause(m, c, i, e, skip))
+        return 0;
+    mark_reordered(m, c, i, skip);
+    orig->count++;
+    return 1;
+}
+
+/* The open episode is one lone first copy of a PSN that took the NAK of its PSN, and resend i
+ * (PSN `e`), with no cause of its own (no_cause), goes back to that PSN or, for a NAK, to the
+ * first PSN of its message (a go-back-0): a NIC resends only for a NAK, a timer or a run it
+ * resumes, so were the lone copy the NAK's answer this resend would have none. The lone copy
+ * is the original, late (a sprayed path; a first copy the capture saw is no resend but for
+ * a loss before the capture point): it leaves the episode, a reordering anomaly, and gives
+ * the NAK back for this resend to take. Returns that NAK, -1 when there is no such copy. */
+static Py_ssize_t late_lone_copy(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
+{
+    Run *r = m->r;
+    if (c->open < 0 || c->open != m->eps.n - 1)
+        return -1;
+    Episode *O = &m->eps.at[c->open];
+    if (O->start_kind != S_FIRST || O->cut_of != -1 || O->n_resent != 1 || O->orig_ev >= 0 ||
+        O->nak_ev < 0 || O->nak_ext != O->start_ext)
+        return -1;
+    int msg_start = r->pos[i] == P_FIRST || r->pos[i] == P_ONLY;
+    int back = e == O->nak_ext ||
+               (O->nak_kind == K_NAK && msg_start && e < O->nak_ext && same_message(m, O->nak_ext, e));
+    int64_t skip = gap_over(m, c, O->start_ext);
+    if (skip < 0 && O->start_ext < c->first_ext) { /* skipped by the conversation's first */
+        Slot *first = slot_of(m, c->first_ext);
+        skip = first ? first->ev : -1;
+    }
+    if (!back || skip < 0 || skip >= O->first_ev || !no_cause(m, c, i, e, skip))
+        return -1;
+    Py_ssize_t k = m->naks.n - 1;
+    while (k >= c->naks0 && m->naks.at[k].ev != O->nak_ev)
+        k--;
+    if (k < c->naks0)
+        return -1;
+    m->naks.at[k].taken = 0;
+    m->naks.at[k].taker = -1;
+    r->episode[O->first_ev] = -1;
+    mark_reordered(m, c, O->first_ev, skip);
+    m->eps.n--; /* the open episode was the newest: no other refers to it */
+    c->open = -1;
+    c->new_data = 1; /* as before the lone copy: new data (or none) came last */
+    return k;
+}
+
 /* A first copy of a PSN the capture saw skipped, while no resend run is under way (in a
  * run, PSNs nobody NAKed come again as a matter of course, and the capture point may have
  * missed some of them): a late original
@@ -769,7 +889,8 @@ static int late_original(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
     int64_t dt = r->ts[i] - r->ts[skip];
     int nak = find_nak(m, c, i, e, 1, 0, 0) >= 0;
     int64_t gate = r->gate[c->id];
-    int late = (!nak && dt < MIN_ACK_TIMEOUT_NS - r->tol) || (gate > 0 && dt < gate);
+    int late = (!nak && dt < MIN_ACK_TIMEOUT_NS - r->tol) || (gate > 0 && dt < gate) ||
+               (dt < MIN_ACK_TIMEOUT_NS - r->tol && gate > 0 && !nak_answerable(m, c, i, skip));
     if (late) {
         r->link[i] = (int32_t)skip;
         Anomaly a = {A_REORDER, i, skip, c->id};
@@ -840,6 +961,10 @@ static void on_request(Machine *m, Conv *c, Py_ssize_t i)
         r->flags[i] |= F_LATE | F_REORDER;
         note(m, c, 'O');
         remember(m, e, i, r->opcode[i], msg_first_of(m, r->pos[i], e));
+        return;
+    }
+    if (orig && late_copy_of_resent(m, c, i, e, orig)) {
+        note(m, c, 'O');
         return;
     }
     r->flags[i] |= F_RESENT;
