@@ -832,45 +832,109 @@ static int late_copy_of_resent(Machine *m, Conv *c, Py_ssize_t i, int64_t e, Slo
     return 1;
 }
 
-/* The open episode is one lone first copy of a PSN that took the NAK of its PSN, and resend i
- * (PSN `e`), with no cause of its own (no_cause), goes back to that PSN or, for a NAK, to the
- * first PSN of its message (a go-back-0): a NIC resends only for a NAK, a timer or a run it
- * resumes, so were the lone copy the NAK's answer this resend would have none. The lone copy
- * is the original, late (a sprayed path; a first copy the capture saw is no resend but for
- * a loss before the capture point): it leaves the episode, a reordering anomaly, and gives
- * the NAK back for this resend to take. Returns that NAK, -1 when there is no such copy. */
+/* Does episode `o` refer to no other episode, and no other to it: one lone copy that the
+ * run before it did not cut (after new data, or the capture's first), nor any episode since
+ * cut, continues or took a NAK in doubt for? */
+static int stands_alone(Machine *m, const Conv *c, Py_ssize_t o)
+{
+    if (o == c->cut || m->eps.at[o].cut_of != -1)
+        return 0;
+    for (Py_ssize_t k = o + 1; k < m->eps.n; k++) {
+        const Episode *E = &m->eps.at[k];
+        if (E->cut_of == o || E->alt_of == o || E->alt_lo == o || E->taken_split == o ||
+            E->split_by == o || E->alt_two == o)
+            return 0;
+    }
+    return 1;
+}
+
+/* An episode that is one lone first copy of a PSN and took the NAK of that PSN (NAK k), and
+ * resend i (PSN `e`), with no cause of its own (no_cause), goes back to that PSN or, for a
+ * NAK, to the first PSN of its message (a go-back-0): a NIC resends only for a NAK, a timer
+ * or a run it resumes, so were the lone copy the NAK's answer this resend would have none.
+ * The lone copy is the original, late (a sprayed path; a first copy the capture saw is no
+ * resend but for a loss before the capture point): it leaves its episode, a reordering
+ * anomaly, and gives the NAK back for this resend to take. Returns that NAK, -1 when the
+ * newest NAK this resend would answer was taken by no such copy. */
 static Py_ssize_t late_lone_copy(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
 {
     Run *r = m->r;
-    if (c->open < 0 || c->open != m->eps.n - 1)
-        return -1;
-    Episode *O = &m->eps.at[c->open];
-    if (O->start_kind != S_FIRST || O->cut_of != -1 || O->n_resent != 1 || O->orig_ev >= 0 ||
-        O->nak_ev < 0 || O->nak_ext != O->start_ext)
-        return -1;
     int msg_start = r->pos[i] == P_FIRST || r->pos[i] == P_ONLY;
-    int back = e == O->nak_ext ||
-               (O->nak_kind == K_NAK && msg_start && e < O->nak_ext && same_message(m, O->nak_ext, e));
+    Py_ssize_t k = m->naks.n - 1, stop = nak_search_stop(m, c);
+    for (; k >= stop; k--) {
+        Nak *nk = &m->naks.at[k];
+        if (nk->taker >= 0 && (e == nk->ext || (nk->kind == K_NAK && msg_start && e < nk->ext &&
+                                                same_message(m, nk->ext, e))))
+            break;
+    }
+    if (k < stop)
+        return -1;
+    Py_ssize_t o = m->naks.at[k].taker;
+    Episode *O = &m->eps.at[o];
+    if (O->conv != c->id || O->start_kind != S_FIRST || O->n_resent != 1 || O->orig_ev >= 0 ||
+        O->nak_ev != m->naks.at[k].ev || O->nak_ext != O->start_ext || !stands_alone(m, c, o))
+        return -1;
     int64_t skip = gap_over(m, c, O->start_ext);
     if (skip < 0 && O->start_ext < c->first_ext) { /* skipped by the conversation's first */
         Slot *first = slot_of(m, c->first_ext);
         skip = first ? first->ev : -1;
     }
-    if (!back || skip < 0 || skip >= O->first_ev || !no_cause(m, c, i, e, skip))
-        return -1;
-    Py_ssize_t k = m->naks.n - 1;
-    while (k >= c->naks0 && m->naks.at[k].ev != O->nak_ev)
-        k--;
-    if (k < c->naks0)
+    if (skip < 0 || skip >= O->first_ev || !no_cause(m, c, i, e, skip))
         return -1;
     m->naks.at[k].taken = 0;
     m->naks.at[k].taker = -1;
     r->episode[O->first_ev] = -1;
     mark_reordered(m, c, O->first_ev, skip);
-    m->eps.n--; /* the open episode was the newest: no other refers to it */
-    c->open = -1;
-    c->new_data = 1; /* as before the lone copy: new data (or none) came last */
+    if (o == c->open) {
+        c->open = -1;
+        c->new_data = 1; /* as before the lone copy: new data (or none) came last */
+    }
+    if (o == m->eps.n - 1) {
+        m->eps.n--;
+    } else { /* dropped when the pass ends (drop_dissolved) */
+        O->conv = -1;
+        O->n_resent = 0;
+    }
     return k;
+}
+
+/* Episodes dissolved by late_lone_copy out of the record, every index to the others
+ * renumbered (an index to a dissolved one: -1). */
+static void drop_dissolved(Machine *m)
+{
+    Run *r = m->r;
+    Py_ssize_t n = m->eps.n, kept = 0;
+    for (Py_ssize_t k = 0; k < n; k++)
+        kept += m->eps.at[k].conv >= 0;
+    if (kept == n)
+        return;
+    int64_t *to = malloc(sizeof(int64_t) * (size_t)n);
+    if (!to) {
+        m->oom = 1;
+        return;
+    }
+    kept = 0;
+    for (Py_ssize_t k = 0; k < n; k++)
+        to[k] = m->eps.at[k].conv >= 0 ? kept++ : -1;
+    for (Py_ssize_t j = 0; j < r->n; j++)
+        if (r->episode[j] >= 0)
+            r->episode[j] = (int32_t)to[r->episode[j]];
+#define RENUMBER(f) E.f = E.f >= 0 ? to[E.f] : E.f
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (to[k] < 0)
+            continue;
+        Episode E = m->eps.at[k];
+        RENUMBER(cut_of);
+        RENUMBER(alt_of);
+        RENUMBER(alt_lo);
+        RENUMBER(taken_split);
+        RENUMBER(split_by);
+        RENUMBER(alt_two);
+        m->eps.at[to[k]] = E;
+    }
+#undef RENUMBER
+    m->eps.n = kept;
+    free(to);
 }
 
 /* A first copy of a PSN the capture saw skipped, while no resend run is under way (in a
@@ -1202,6 +1266,8 @@ static PyObject *py_run(PyObject *self, PyObject *args)
         r.flags[i] = 0;
     }
     run_all(&m);
+    if (!m.oom)
+        drop_dissolved(&m);
     Py_END_ALLOW_THREADS
     free(m.ring);
     free(m.reads.at);
