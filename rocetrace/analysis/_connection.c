@@ -515,7 +515,7 @@ static int resumes_cut(Machine *m, const Conv *c, Py_ssize_t i, int64_t e)
 /* A resend that starts an episode: its trigger is the newest untaken NAK of its own PSN,
  * else (a restart at a message start, go-back-0) of a later PSN. Without one, a restart
  * exactly where an episode it cut had stopped resumes that episode. */
-static Py_ssize_t late_lone_copy(Machine *m, Conv *c, Py_ssize_t i, int64_t e);
+static Py_ssize_t late_first_copies(Machine *m, Conv *c, Py_ssize_t i, int64_t e);
 static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end,
                           Slot *orig, int kind)
 {
@@ -551,7 +551,7 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
     if (k < 0 && !skipped_over(m, c, i, e))
         k = nak_below_unseen(m, c, i, e);
     if (k < 0)
-        k = late_lone_copy(m, c, i, e);
+        k = late_first_copies(m, c, i, e);
     /* A NAK of exactly the PSN where a cut run would resume: the resend may be either. */
     int resumable = k >= 0 && c->cut >= 0 && !c->new_data && e == m->eps.at[c->cut].cursor;
     Py_ssize_t was_open = c->open;
@@ -832,9 +832,8 @@ static int late_copy_of_resent(Machine *m, Conv *c, Py_ssize_t i, int64_t e, Slo
     return 1;
 }
 
-/* Does episode `o` refer to no other episode, and no other to it: one lone copy that the
- * run before it did not cut (after new data, or the capture's first), nor any episode since
- * cut, continues or took a NAK in doubt for? */
+/* Does episode `o` stand alone: it cut no run (it began after new data, or the capture's
+ * first), and no episode since cut it, may continue it or took a NAK in doubt for it? */
 static int stands_alone(Machine *m, const Conv *c, Py_ssize_t o)
 {
     if (o == c->cut || m->eps.at[o].cut_of != -1)
@@ -848,15 +847,46 @@ static int stands_alone(Machine *m, const Conv *c, Py_ssize_t o)
     return 1;
 }
 
-/* An episode that is one lone first copy of a PSN and took the NAK of that PSN (NAK k), and
- * resend i (PSN `e`), with no cause of its own (no_cause), goes back to that PSN or, for a
- * NAK, to the first PSN of its message (a go-back-0): a NIC resends only for a NAK, a timer
- * or a run it resumes, so were the lone copy the NAK's answer this resend would have none.
- * The lone copy is the original, late (a sprayed path; a first copy the capture saw is no
- * resend but for a loss before the capture point): it leaves its episode, a reordering
- * anomaly, and gives the NAK back for this resend to take. Returns that NAK, -1 when the
- * newest NAK this resend would answer was taken by no such copy. */
-static Py_ssize_t late_lone_copy(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
+/* The request that skipped PSN `ext`: a gap's (gap_over), or the conversation's first
+ * request for a PSN below it; -1 none. */
+static int64_t skipped_by(Machine *m, const Conv *c, int64_t ext)
+{
+    int64_t skip = gap_over(m, c, ext);
+    if (skip < 0 && ext < c->first_ext) {
+        Slot *first = slot_of(m, c->first_ext);
+        skip = first ? first->ev : -1;
+    }
+    return skip;
+}
+
+/* Is every copy in episode `o` the first the capture saw of its PSN, a PSN it saw skipped
+ * (each may be the original, late)? The oldest request that skipped one, else -1. */
+static int64_t first_copies_skip(Machine *m, const Conv *c, Py_ssize_t o)
+{
+    Run *r = m->r;
+    const Episode *O = &m->eps.at[o];
+    int64_t oldest = -1;
+    for (Py_ssize_t j = O->first_ev; j <= O->last_ev; j++) {
+        if (r->episode[j] != o)
+            continue;
+        Slot *s = slot_of(m, r->ext[j]);
+        int64_t skip = skipped_by(m, c, r->ext[j]);
+        if (!s || s->ev != j || skip < 0 || skip >= j)
+            return -1;
+        oldest = oldest < 0 || skip < oldest ? skip : oldest;
+    }
+    return oldest;
+}
+
+/* An episode of first copies alone (first_copies_skip) that took the NAK of its first PSN
+ * (NAK k), and resend i (PSN `e`), with no cause of its own (no_cause), goes back to that PSN
+ * or, for a NAK, to the first PSN of its message (a go-back-0): a NIC resends only for a
+ * NAK, a timer or a run it resumes, so were those copies the NAK's answer this resend would
+ * have none. They are originals, late (a sprayed path; a first copy the capture saw is no
+ * resend but for a loss before the capture point): they leave the episode, each a
+ * reordering anomaly, and give the NAK back for this resend to take. Returns that NAK, -1
+ * when the newest NAK this resend would answer was taken by no such episode. */
+static Py_ssize_t late_first_copies(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
 {
     Run *r = m->r;
     int msg_start = r->pos[i] == P_FIRST || r->pos[i] == P_ONLY;
@@ -871,23 +901,22 @@ static Py_ssize_t late_lone_copy(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
         return -1;
     Py_ssize_t o = m->naks.at[k].taker;
     Episode *O = &m->eps.at[o];
-    if (O->conv != c->id || O->start_kind != S_FIRST || O->n_resent != 1 || O->orig_ev >= 0 ||
-        O->nak_ev != m->naks.at[k].ev || O->nak_ext != O->start_ext || !stands_alone(m, c, o))
+    if (O->conv != c->id || O->start_kind != S_FIRST || O->nak_ev != m->naks.at[k].ev ||
+        O->nak_ext != O->start_ext || !stands_alone(m, c, o))
         return -1;
-    int64_t skip = gap_over(m, c, O->start_ext);
-    if (skip < 0 && O->start_ext < c->first_ext) { /* skipped by the conversation's first */
-        Slot *first = slot_of(m, c->first_ext);
-        skip = first ? first->ev : -1;
-    }
-    if (skip < 0 || skip >= O->first_ev || !no_cause(m, c, i, e, skip))
+    int64_t skip = first_copies_skip(m, c, o);
+    if (skip < 0 || !no_cause(m, c, i, e, skip))
         return -1;
     m->naks.at[k].taken = 0;
     m->naks.at[k].taker = -1;
-    r->episode[O->first_ev] = -1;
-    mark_reordered(m, c, O->first_ev, skip);
+    for (Py_ssize_t j = O->first_ev; j <= O->last_ev; j++)
+        if (r->episode[j] == o) {
+            r->episode[j] = -1;
+            mark_reordered(m, c, j, skipped_by(m, c, r->ext[j]));
+        }
     if (o == c->open) {
         c->open = -1;
-        c->new_data = 1; /* as before the lone copy: new data (or none) came last */
+        c->new_data = 1; /* as before the episode: new data (or none) came last */
     }
     if (o == m->eps.n - 1) {
         m->eps.n--;
@@ -898,7 +927,7 @@ static Py_ssize_t late_lone_copy(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
     return k;
 }
 
-/* Episodes dissolved by late_lone_copy out of the record, every index to the others
+/* Episodes dissolved by late_first_copies out of the record, every index to the others
  * renumbered (an index to a dissolved one: -1). */
 static void drop_dissolved(Machine *m)
 {
