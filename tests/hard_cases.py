@@ -859,3 +859,186 @@ REORDER_CASES: list[tuple[dict[str, Any], int]] = [
         400,
     ),
 ]
+
+# Late originals on a sprayed path (request reordering) that were read as resends: each
+# case's late original must be no resend on every clock. Kept apart from HARD_CASES: the
+# truth's retransmitted_packets counts every PSN not beyond the highest seen, late
+# originals too, which the analysis does not count as resent. (scenario overrides, seed)
+LATE_ORIGINAL_CASES: list[tuple[dict[str, Any], int]] = [
+    # At a mirror: a first copy of a skipped PSN 330 ns after its NAK, where this path's
+    # shortest answer is 1.2 us: sooner after the NAK than the sender could answer it.
+    (
+        {
+            "ops": ("write_imm",),
+            "recovery": "go-back-n",
+            "vantage": "mirror",
+            "qps": 1,
+            "messages": 3,
+            "message_size": 16384,
+            "start_psn": None,
+            "losses": (Loss(rate=0.018466591073263053, direction="any", kind="any"),),
+            "max_packets": 3000,
+            "window": 8,
+            "ack_req_every": 0,
+            "timeout": 10,
+            "link_delay_ns": 500,
+            "reorder_rate": 0.013142622221333677,
+            "mtu": 2048,
+            "vlan": 100,
+        },
+        441,
+    ),
+    # At a mirror: a lone first copy of a skipped PSN took its NAK; the go-back-N right
+    # after it goes back to the same PSN with no cause left (no NAK, no timer, no run to
+    # resume): the lone copy was the original, late, and the go-back-N the NAK's answer.
+    (
+        {
+            "ops": ("write_imm", "write_imm"),
+            "recovery": "go-back-n",
+            "vantage": "mirror",
+            "qps": 1,
+            "messages": 4,
+            "message_size": 4096,
+            "start_psn": 0xFFFFF0,
+            "losses": (Loss(every=37), Loss(every=34)),
+            "max_packets": 3000,
+            "window": 8,
+            "ack_req_every": 0,
+            "timeout": 8,
+            "link_delay_ns": 500,
+            "reorder_rate": 0.024078110094545507,
+            "pfc_on_loss": PfcOnLoss(),
+            "vlan": 100,
+        },
+        736,
+    ),
+    # At a mirror, a go-back-0 NIC: a lone first copy of a skipped PSN took its NAK, new
+    # data followed, then the NIC's go-back-0 from the message's first PSN, with no cause
+    # left: the lone copy was the original, late (twice in the capture).
+    (
+        {
+            "ops": ("send",),
+            "recovery": "go-back-0",
+            "vantage": "mirror",
+            "qps": 1,
+            "messages": 8,
+            "message_size": 16384,
+            "start_psn": 0xFFFFFF,
+            "losses": (
+                Loss(every=56, before_mirror=True),
+                Loss(rate=0.005860607526647653, direction="any", kind="any"),
+            ),
+            "max_packets": 3000,
+            "window": 16,
+            "ack_req_every": 4,
+            "timeout": 6,
+            "link_delay_ns": 500,
+            "reorder_rate": 0.008010984925412763,
+            "mtu": 2048,
+        },
+        700,
+    ),
+    # At a mirror: the NIC's go-back-N answered the NAK of a skipped PSN, then the original
+    # came, 2.8 us late, a second copy with no cause (no NAK left, no timer, no run to
+    # resume): no resend.
+    (
+        {
+            "ops": ("write_imm", "send", "send"),
+            "recovery": "selective-repeat",
+            "vantage": "mirror",
+            "qps": 1,
+            "messages": 2,
+            "message_size": 16384,
+            "start_psn": 100,
+            "losses": (
+                Loss(rate=0.021687750851385423),
+                Loss(rate=0.008798241125681762, direction="any", kind="any"),
+            ),
+            "max_packets": 3000,
+            "window": 64,
+            "ack_req_every": 0,
+            "timeout": 8,
+            "link_delay_ns": 500,
+            "reorder_rate": 0.029567739051602492,
+        },
+        211,
+    ),
+    # Two requesters at a mirror, requests lost before it and NAKs after it: the original
+    # of a skipped PSN came after the NIC's go-back-N had resent it (a second copy with no
+    # cause).
+    (
+        {
+            "ops": ("read", "send", "send"),
+            "recovery": "selective-repeat",
+            "vantage": "mirror",
+            "qps": 1,
+            "messages": 6,
+            "message_size": 2048,
+            "start_psn": 100,
+            "losses": (
+                Loss(rate=0.005683020202536757, before_mirror=True),
+                Loss(rate=0.031081991228226337, direction="response", kind="nak"),
+            ),
+            "max_packets": 3000,
+            "window": 64,
+            "ack_req_every": 0,
+            "timeout": 6,
+            "link_delay_ns": 200,
+            "reorder_rate": 0.014750874738958298,
+            "requesters": 2,
+            "responders": 2,
+        },
+        177,
+    ),
+    # At the receiver: the conversation's first PSN came after the next ones and after its
+    # NAK; the NIC's selective repeat of it followed with no other cause: the first copy
+    # (below the first PSN the capture saw) was the original, late.
+    (
+        {
+            "ops": ("read", "send"),
+            "recovery": "selective-repeat",
+            "vantage": "receiver",
+            "qps": 1,
+            "messages": 6,
+            "message_size": 1024,
+            "start_psn": 100,
+            "losses": (Loss(rate=0.008495691654545633),),
+            "max_packets": 3000,
+            "window": 16,
+            "ack_req_every": 0,
+            "timeout": 8,
+            "link_delay_ns": 200,
+            "reorder_rate": 0.028583306189873557,
+            "mtu": 2048,
+        },
+        290,
+    ),
+    # At the receiver with capture drops and lost ACKs: lone first copies of skipped PSNs
+    # after their NAKs, new data, then the NIC's go-back-N from those PSNs with no other
+    # cause (no gate: every answer the path shows is in doubt).
+    (
+        {
+            "ops": ("send", "write", "write"),
+            "recovery": "go-back-n",
+            "vantage": "receiver",
+            "qps": 1,
+            "messages": 5,
+            "message_size": 16384,
+            "start_psn": 0xFFFFF0,
+            "losses": (
+                Loss(rate=0.04748104538229683, direction="response", kind="ack"),
+                Loss(rate=0.031574835679889626, direction="response", kind="any"),
+            ),
+            "max_packets": 3000,
+            "window": 16,
+            "ack_req_every": 4,
+            "timeout": 6,
+            "link_delay_ns": 500,
+            "reorder_rate": 0.02155866601601488,
+            "capture_drop_rate": 0.009992706057350824,
+            "ip_version": 6,
+            "vlan": 100,
+        },
+        319,
+    ),
+]

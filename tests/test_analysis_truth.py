@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hard_cases import HARD_CASES, OPEN_CASES, REORDER_CASES
+from hard_cases import HARD_CASES, LATE_ORIGINAL_CASES, OPEN_CASES, REORDER_CASES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from nic_truth import Grade, analyzed, grade, seen_at
@@ -271,6 +271,22 @@ def test_reorder_cases_on_real_clocks(tmp_path: Path, case: int, clock: str) -> 
     mix, seed = REORDER_CASES[case]
     ov = dict(mix, link_speed_bps=LINKS[clock]) if clock in LINKS else mix
     check(tmp_path, "clean", seed, "ns" if clock in LINKS else clock, **ov)
+
+
+@pytest.mark.parametrize("clock", ["ns", "us", "jitter5", "jitter50", "25G", "400G"])
+@pytest.mark.parametrize("case", range(len(LATE_ORIGINAL_CASES)))
+def test_late_originals_are_no_resends(tmp_path: Path, case: int, clock: str) -> None:
+    """A request's original came late on a sprayed path, after the NAK its skip drew (and
+    sooner than the sender could answer it, or with a later resend that has no other cause
+    needing that NAK), or after the NIC's resend of it with no cause of its own: no
+    episode holds it, and it is a reordering anomaly (at the generator's own link, where
+    each case was found); every answer as the truth has it."""
+    mix, seed = LATE_ORIGINAL_CASES[case]
+    ov = dict(mix, link_speed_bps=LINKS[clock]) if clock in LINKS else mix
+    a, truth = analyzed(tmp_path, "clean", seed, "ns" if clock in LINKS else clock, **ov)
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    assert clock in LINKS or (a.anomalies["code"] == "reordering").any()
 
 
 # Request reordering (a sprayed path) at a receiver: a request's first copy came after the

@@ -515,6 +515,7 @@ static int resumes_cut(Machine *m, const Conv *c, Py_ssize_t i, int64_t e)
 /* A resend that starts an episode: its trigger is the newest untaken NAK of its own PSN,
  * else (a restart at a message start, go-back-0) of a later PSN. Without one, a restart
  * exactly where an episode it cut had stopped resumes that episode. */
+static Py_ssize_t late_first_copies(Machine *m, Conv *c, Py_ssize_t i, int64_t e);
 static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end,
                           Slot *orig, int kind)
 {
@@ -549,6 +550,8 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
      * another episode interleaved */
     if (k < 0 && !skipped_over(m, c, i, e))
         k = nak_below_unseen(m, c, i, e);
+    if (k < 0)
+        k = late_first_copies(m, c, i, e);
     /* A NAK of exactly the PSN where a cut run would resume: the resend may be either. */
     int resumable = k >= 0 && c->cut >= 0 && !c->new_data && e == m->eps.at[c->cut].cursor;
     Py_ssize_t was_open = c->open;
@@ -753,6 +756,216 @@ static int64_t msg_first_of(Machine *m, int pos, int64_t e)
     return before ? before->msg_first : NONE;
 }
 
+/* Was a NAK or RNR NAK seen since event `since` at least the path's shortest answer (the
+ * gate) before event i: one the sender may have answered by then? NAKs before `since` (the
+ * request that skipped a PSN) asked for no PSN that request skipped. */
+static int nak_answerable(Machine *m, const Conv *c, Py_ssize_t i, int64_t since)
+{
+    Run *r = m->r;
+    for (Py_ssize_t k = m->naks.n - 1; k >= c->naks0 && m->naks.at[k].ev > since; k--)
+        if (r->ts[m->naks.at[k].ev] <= r->ts[i] - r->gate[c->id])
+            return 1;
+    return 0;
+}
+
+/* Could no ACK timer have fired by event i: sooner after the conversation's last progress
+ * (what the capture shows of it comes no sooner than the sender has it) and after the
+ * request that skipped the PSN (a timer resends no sooner after the first copy was sent)
+ * than the shortest ACK timer? */
+static int before_any_timer(Machine *m, const Conv *c, Py_ssize_t i, int64_t skip)
+{
+    Run *r = m->r;
+    int64_t t = MIN_ACK_TIMEOUT_NS - r->tol;
+    return c->progress_ev >= 0 && skip >= 0 && r->ts[i] - r->ts[c->progress_ev] < t &&
+           r->ts[i] - r->ts[skip] < t;
+}
+
+/* Mark request i a late original (reordered, no resend), linked to the request `skip` that
+ * skipped its PSN. */
+static void mark_reordered(Machine *m, Conv *c, Py_ssize_t i, int64_t skip)
+{
+    Run *r = m->r;
+    r->flags[i] = (r->flags[i] & ~F_RESENT) | F_LATE | F_REORDER;
+    r->link[i] = (int32_t)skip;
+    Anomaly a = {A_REORDER, i, skip, c->id};
+    m->oom |= !PUSH(m->anomalies, a);
+}
+
+/* A resend at PSN `e` (event i) with no cause the capture shows: no NAK of it or of a later
+ * PSN of its message left, no run it resumes, no NAK below it whose first resends were lost,
+ * and sooner than any ACK timer (before_any_timer, from `skip`). */
+static int no_cause(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t skip)
+{
+    Run *r = m->r;
+    if (!before_any_timer(m, c, i, skip) || find_nak(m, c, i, e, 1, 0, 0) >= 0)
+        return 0;
+    if ((r->pos[i] == P_FIRST || r->pos[i] == P_ONLY) &&
+        find_nak(m, c, i, e, 0, c->sent_hi + 1, 0) >= 0)
+        return 0;
+    if (c->cut >= 0 && !c->new_data && resumes_cut(m, c, i, e))
+        return 0;
+    return skipped_over(m, c, i, e) || nak_below_unseen(m, c, i, e) < 0;
+}
+
+/* A second copy of a PSN the capture saw skipped, whose first copy it saw was a resend (the
+ * original unseen), coming again with no cause (no_cause): a NIC resends only for a NAK, a
+ * timer or a run it resumes, and each cause the capture showed has its resend already. Were
+ * the original lost before the capture point, this copy would be a resend with no cause: it
+ * is the original, late (a sprayed path), and no resend. (Only a NAK the capture point did
+ * not record, or a resend of the first copy's run delayed past it on the path, would make it
+ * one.) */
+static int late_copy_of_resent(Machine *m, Conv *c, Py_ssize_t i, int64_t e, Slot *orig)
+{
+    Run *r = m->r;
+    if (orig->count != 1 || !(r->flags[orig->ev] & F_LATE) || !(r->flags[orig->ev] & F_RESENT))
+        return 0;
+    int32_t ep = r->episode[orig->ev];
+    if (ep < 0 || m->eps.at[ep].n_resent < 2 || m->eps.at[ep].first_ev != orig->ev)
+        return 0;
+    if (c->open >= 0 && e >= m->eps.at[c->open].cursor)
+        return 0;
+    int64_t skip = gap_over(m, c, e);
+    if (skip < 0 || !no_cause(m, c, i, e, skip))
+        return 0;
+    mark_reordered(m, c, i, skip);
+    orig->count++;
+    return 1;
+}
+
+/* Does episode `o` stand alone: it cut no run (it began after new data, or the capture's
+ * first), and no episode since cut it, may continue it or took a NAK in doubt for it? */
+static int stands_alone(Machine *m, const Conv *c, Py_ssize_t o)
+{
+    if (o == c->cut || m->eps.at[o].cut_of != -1)
+        return 0;
+    for (Py_ssize_t k = o + 1; k < m->eps.n; k++) {
+        const Episode *E = &m->eps.at[k];
+        if (E->cut_of == o || E->alt_of == o || E->alt_lo == o || E->taken_split == o ||
+            E->split_by == o || E->alt_two == o)
+            return 0;
+    }
+    return 1;
+}
+
+/* The request that skipped PSN `ext`: a gap's (gap_over), or the conversation's first
+ * request for a PSN below it; -1 none. */
+static int64_t skipped_by(Machine *m, const Conv *c, int64_t ext)
+{
+    int64_t skip = gap_over(m, c, ext);
+    if (skip < 0 && ext < c->first_ext) {
+        Slot *first = slot_of(m, c->first_ext);
+        skip = first ? first->ev : -1;
+    }
+    return skip;
+}
+
+/* Is every copy in episode `o` the first the capture saw of its PSN, a PSN it saw skipped
+ * (each may be the original, late)? The oldest request that skipped one, else -1. */
+static int64_t first_copies_skip(Machine *m, const Conv *c, Py_ssize_t o)
+{
+    Run *r = m->r;
+    const Episode *O = &m->eps.at[o];
+    int64_t oldest = -1;
+    for (Py_ssize_t j = O->first_ev; j <= O->last_ev; j++) {
+        if (r->episode[j] != o)
+            continue;
+        Slot *s = slot_of(m, r->ext[j]);
+        int64_t skip = skipped_by(m, c, r->ext[j]);
+        if (!s || s->ev != j || skip < 0 || skip >= j)
+            return -1;
+        oldest = oldest < 0 || skip < oldest ? skip : oldest;
+    }
+    return oldest;
+}
+
+/* An episode of first copies alone (first_copies_skip) that took the NAK of its first PSN
+ * (NAK k), and resend i (PSN `e`), with no cause of its own (no_cause), goes back to that PSN
+ * or, for a NAK, to the first PSN of its message (a go-back-0): a NIC resends only for a
+ * NAK, a timer or a run it resumes, so were those copies the NAK's answer this resend would
+ * have none. They are originals, late (a sprayed path; a first copy the capture saw is no
+ * resend but for a loss before the capture point): they leave the episode, each a
+ * reordering anomaly, and give the NAK back for this resend to take. Returns that NAK, -1
+ * when the newest NAK this resend would answer was taken by no such episode. */
+static Py_ssize_t late_first_copies(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
+{
+    Run *r = m->r;
+    int msg_start = r->pos[i] == P_FIRST || r->pos[i] == P_ONLY;
+    Py_ssize_t k = m->naks.n - 1, stop = nak_search_stop(m, c);
+    for (; k >= stop; k--) {
+        Nak *nk = &m->naks.at[k];
+        if (nk->taker >= 0 && (e == nk->ext || (nk->kind == K_NAK && msg_start && e < nk->ext &&
+                                                same_message(m, nk->ext, e))))
+            break;
+    }
+    if (k < stop)
+        return -1;
+    Py_ssize_t o = m->naks.at[k].taker;
+    Episode *O = &m->eps.at[o];
+    if (O->conv != c->id || O->start_kind != S_FIRST || O->nak_ev != m->naks.at[k].ev ||
+        O->nak_ext != O->start_ext || !stands_alone(m, c, o))
+        return -1;
+    int64_t skip = first_copies_skip(m, c, o);
+    if (skip < 0 || !no_cause(m, c, i, e, skip))
+        return -1;
+    m->naks.at[k].taken = 0;
+    m->naks.at[k].taker = -1;
+    for (Py_ssize_t j = O->first_ev; j <= O->last_ev; j++)
+        if (r->episode[j] == o) {
+            r->episode[j] = -1;
+            mark_reordered(m, c, j, skipped_by(m, c, r->ext[j]));
+        }
+    if (o == c->open) {
+        c->open = -1;
+        c->new_data = 1; /* as before the episode: new data (or none) came last */
+    }
+    if (o == m->eps.n - 1) {
+        m->eps.n--;
+    } else { /* dropped when the pass ends (drop_dissolved) */
+        O->conv = -1;
+        O->n_resent = 0;
+    }
+    return k;
+}
+
+/* Episodes dissolved by late_first_copies out of the record, every index to the others
+ * renumbered (an index to a dissolved one: -1). */
+static void drop_dissolved(Machine *m)
+{
+    Run *r = m->r;
+    Py_ssize_t n = m->eps.n, kept = 0;
+    for (Py_ssize_t k = 0; k < n; k++)
+        kept += m->eps.at[k].conv >= 0;
+    if (kept == n)
+        return;
+    int64_t *to = malloc(sizeof(int64_t) * (size_t)n);
+    if (!to) {
+        m->oom = 1;
+        return;
+    }
+    kept = 0;
+    for (Py_ssize_t k = 0; k < n; k++)
+        to[k] = m->eps.at[k].conv >= 0 ? kept++ : -1;
+    for (Py_ssize_t j = 0; j < r->n; j++)
+        if (r->episode[j] >= 0)
+            r->episode[j] = (int32_t)to[r->episode[j]];
+#define RENUMBER(f) E.f = E.f >= 0 ? to[E.f] : E.f
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (to[k] < 0)
+            continue;
+        Episode E = m->eps.at[k];
+        RENUMBER(cut_of);
+        RENUMBER(alt_of);
+        RENUMBER(alt_lo);
+        RENUMBER(taken_split);
+        RENUMBER(split_by);
+        RENUMBER(alt_two);
+        m->eps.at[to[k]] = E;
+    }
+#undef RENUMBER
+    m->eps.n = kept;
+    free(to);
+}
+
 /* A first copy of a PSN the capture saw skipped, while no resend run is under way (in a
  * run, PSNs nobody NAKed come again as a matter of course, and the capture point may have
  * missed some of them): a late original
@@ -769,7 +982,8 @@ static int late_original(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
     int64_t dt = r->ts[i] - r->ts[skip];
     int nak = find_nak(m, c, i, e, 1, 0, 0) >= 0;
     int64_t gate = r->gate[c->id];
-    int late = (!nak && dt < MIN_ACK_TIMEOUT_NS - r->tol) || (gate > 0 && dt < gate);
+    int late = (!nak && dt < MIN_ACK_TIMEOUT_NS - r->tol) || (gate > 0 && dt < gate) ||
+               (dt < MIN_ACK_TIMEOUT_NS - r->tol && gate > 0 && !nak_answerable(m, c, i, skip));
     if (late) {
         r->link[i] = (int32_t)skip;
         Anomaly a = {A_REORDER, i, skip, c->id};
@@ -840,6 +1054,10 @@ static void on_request(Machine *m, Conv *c, Py_ssize_t i)
         r->flags[i] |= F_LATE | F_REORDER;
         note(m, c, 'O');
         remember(m, e, i, r->opcode[i], msg_first_of(m, r->pos[i], e));
+        return;
+    }
+    if (orig && late_copy_of_resent(m, c, i, e, orig)) {
+        note(m, c, 'O');
         return;
     }
     r->flags[i] |= F_RESENT;
@@ -1077,6 +1295,8 @@ static PyObject *py_run(PyObject *self, PyObject *args)
         r.flags[i] = 0;
     }
     run_all(&m);
+    if (!m.oom)
+        drop_dissolved(&m);
     Py_END_ALLOW_THREADS
     free(m.ring);
     free(m.reads.at);
