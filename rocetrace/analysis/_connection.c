@@ -321,10 +321,11 @@ static int nak_seen(Machine *m, const Conv *c, int64_t ext)
 }
 
 /* The newest untaken NAK or RNR NAK of a PSN below `ext` when the capture saw no request
- * at any PSN from it up to `ext` since that NAK, before event i (-1 none): a restart at
- * `ext` with no NAK of its own is then that NAK's go-back-N whose first resends were lost
- * before the capture point (a NIC goes back only for a NAK, an RNR NAK's retry, a timer or
- * a run it resumes; an RNR NAK's retry goes back to its PSN like a go-back-N). */
+ * at any PSN from it up to `ext` since that NAK, before event i (-1 none), but new data
+ * (sent before the NAK reached the sender: no answer resends it): a restart at `ext` with
+ * no NAK of its own is then that NAK's go-back-N whose first resends were lost before the
+ * capture point (a NIC goes back only for a NAK, an RNR NAK's retry, a timer or a run it
+ * resumes; an RNR NAK's retry goes back to its PSN like a go-back-N). */
 static Py_ssize_t nak_below_unseen(Machine *m, const Conv *c, Py_ssize_t i, int64_t ext)
 {
     Run *r = m->r;
@@ -334,7 +335,8 @@ static Py_ssize_t nak_below_unseen(Machine *m, const Conv *c, Py_ssize_t i, int6
     for (Py_ssize_t k = m->naks.n - 1; k >= stop; k--) {
         Nak *nk = &m->naks.at[k];
         for (; j > nk->ev; j--)
-            if (r->kind[j] == K_REQUEST && r->ext[j] < ext && (hi == NONE || r->ext[j] > hi))
+            if (r->kind[j] == K_REQUEST && !(r->flags[j] & F_NEW) && r->ext[j] < ext &&
+                (hi == NONE || r->ext[j] > hi))
                 hi = r->ext[j];
         if (!nk->taken && nk->ext < ext && (hi == NONE || hi < nk->ext))
             return k;
@@ -645,8 +647,10 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
     Py_ssize_t asked_nak = find_nak(m, c, i, e, 1, 0, 1);
     /* A run with no trigger of its own, inside the message of a NAKed PSN it now reaches:
      * a go-back-0 of that NAK whose first resends the capture point missed (a go-back-N
-     * would have begun at the NAKed PSN itself). The run takes the NAK and goes on. */
+     * would have begun at the NAKed PSN itself). The run takes the NAK and goes on; not a
+     * NAK recorded after the run's first resend, which that resend cannot answer. */
     if (asked_nak >= 0 && e == E->cursor && E->nak_ev < 0 && E->msg_first != NONE &&
+        m->naks.at[asked_nak].ev < E->first_ev &&
         E->start_ext >= E->msg_first && same_message(m, e, E->msg_first)) {
         answer_nak(m, c, E, asked_nak, E->msg_first);
         asked_nak = -1;
