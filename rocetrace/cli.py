@@ -15,7 +15,7 @@ import sys
 
 import click
 
-from rocetrace import __version__
+from rocetrace import __version__, collector
 from rocetrace.errors import ExitStatus, RocetraceError, exit_status_line
 
 # Each subcommand's module, imported only when that command runs (or --help lists them):
@@ -26,6 +26,9 @@ COMMANDS = {
     "generate": "rocetrace.commands.generate",
     "report": "rocetrace.commands.report",
 }
+# The commands that resume the garbage collector themselves once their libraries are
+# imported (rocetrace.collector); any other resumes it as it is looked up.
+RESUME_COLLECTOR_THEMSELVES = frozenset({"decode", "analyze"})
 
 HELP = f"""rocetrace: RoCEv2 analysis of packet captures.
 
@@ -59,6 +62,8 @@ class LazyGroup(click.Group):
             return None
         command = getattr(importlib.import_module(module), cmd_name)
         assert isinstance(command, click.Command)
+        if cmd_name not in RESUME_COLLECTOR_THEMSELVES:
+            collector.resume()
         return command
 
 
@@ -144,6 +149,7 @@ def _silence_stdout() -> None:
 
 def entry_point() -> None:
     use_system_allocator()
+    collector.pause()  # while the command imports its libraries (rocetrace/collector.py)
     exit_now(main())
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from rocetrace import collector
 from rocetrace.commands.options import gzip_ratio_option
 
 if TYPE_CHECKING:
@@ -60,6 +61,8 @@ def decode(
     """
     _quiet_blas()
     from rocetrace.capture.export import decode_capture  # numpy, pyarrow, the kernels
+
+    collector.resume()  # the imports are done (rocetrace/collector.py)
 
     with _progress() as progress:
         result = decode_capture(
