@@ -279,18 +279,6 @@ static int64_t address_code(KeyTable *t, const AddressCodes *a, int64_t c, int8_
  * are ~2 KB ahead, far enough to cover the latency, near enough to stay cached. */
 #define ADDRESS_PREFETCH 16
 
-/* Ask for the cache lines of frame i's addresses (Ethernet, IPv4 / IPv6 headers: its
- * first 128 bytes at most); a hint only, and only inside the buffer. */
-static inline void prefetch_frame(const Frames *f, int64_t i)
-{
-    int64_t b = f->base[i];
-    if (b < 0 || b >= f->len)
-        return;
-    __builtin_prefetch(f->buf + b);
-    if (f->len - b > 64)
-        __builtin_prefetch(f->buf + b + 64);
-}
-
 /* Every address column factorized straight from the frames (no key arrays): spec rows
  * (column, slot, byte offset, width 4 / 6 / 16, kind), a later present source of a column
  * overwrites. codes[c, i]: first-appearance order, -1 none; column c's unique keys go to
