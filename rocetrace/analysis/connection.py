@@ -198,11 +198,11 @@ class _Events:
             row=row,
             conv=np.ascontiguousarray(conv, np.int64),
             ts=np.ascontiguousarray(pp.ts[row], np.int64),
-            kind=pp.kind[row].astype(np.int8),
-            psn=pp.psn[row].astype(np.int32),  # 24-bit PSNs, -1 none: half the memory
+            kind=pp.kind[row].astype(np.int8, copy=False),  # int8, int32 already: no copies
+            psn=pp.psn[row].astype(np.int32, copy=False),  # 24-bit PSNs, -1 none: half the memory
             span=np.ascontiguousarray(span[row], np.int64),
             opcode=np.ascontiguousarray(pp.opcodes_at(row), np.int16),
-            pos=pp.position[row].astype(np.int8),
+            pos=pp.position[row].astype(np.int8, copy=False),
             paused=np.ascontiguousarray(paused, np.int64),
         )
 

@@ -36,6 +36,12 @@ static int bad_pcap_header(const uint8_t *h, int64_t cap, int64_t wire, int64_t 
     return cap > max_cap || (cap == 0 && wire == 0 && rd32(h, 0) == 0 && rd32(h + 4, 0) == 0);
 }
 
+/* The scan hops from header to header, each hop waiting for the header it lands on: the
+ * bytes this far ahead of it are asked for meanwhile (records lie back to back, so they are
+ * the headers to come; a hint, never a read). A page ahead: the 1M-packet bench capture's
+ * scan took 41 ms of CPU without, 33 / 29 / 28 ms with 1, 4 and 8 KB. */
+#define SCAN_PREFETCH 4096
+
 ScanResult scan_pcap(const uint8_t *buf, int64_t end, int64_t pos, const PcapFile *file,
                      int64_t limit, const ScanOut *out)
 {
@@ -48,6 +54,8 @@ ScanResult scan_pcap(const uint8_t *buf, int64_t end, int64_t pos, const PcapFil
         if (end - pos < 16)
             return result(n, pos, SCAN_PARTIAL);
         const uint8_t *h = buf + pos;
+        if (end - pos > SCAN_PREFETCH)
+            __builtin_prefetch(h + SCAN_PREFETCH);
         int64_t cap = rd32(h + 8, big), wire = rd32(h + 12, big);
         if (bad_pcap_header(h, cap, wire, file->max_cap))
             return result(n, pos, SCAN_CORRUPT);

@@ -106,7 +106,7 @@ def mads_frame(parts: list[MadRows]) -> pd.DataFrame:
     from rocetrace.schema.conform import empty_frame
 
     dtypes = {"frame": "int64", **MAD_DTYPES}
-    if not parts:
+    if not any(len(p["frame"]) for p in parts):  # no MAD (most captures): ~10 ms less
         return empty_frame(dtypes)
     data = {c: np.concatenate([p[c] for p in parts]) for c in dtypes}
     frame = pd.DataFrame(data)

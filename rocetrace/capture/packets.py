@@ -88,11 +88,20 @@ def _joined_coded(values: list[Coded]) -> Coded:
     )
     # The narrowest codes (pandas' own choice for this many categories: it keeps them).
     narrow = next(t for t in (np.int8, np.int16, np.int32) if len(position) < np.iinfo(t).max)
-    codes = []
-    for v, k in zip(values, keys, strict=True):
-        to_joined = np.array([position[c] for c in k] + [-1], narrow)
-        codes.append(to_joined[v.codes])  # code -1 reads the appended -1
-    return Coded(np.concatenate(codes), joined_cats)
+    order = list(position)
+    codes = [v.codes if k == order[: len(k)] else _recoded(v.codes, k, position, narrow)
+             for v, k in zip(values, keys, strict=True)]  # fmt: skip
+    return Coded(np.concatenate(codes, dtype=narrow, casting="unsafe"), joined_cats)
+
+
+def _recoded(
+    codes: np.ndarray, keys: list[object], position: dict[object, int], narrow: type
+) -> np.ndarray:
+    """A chunk's codes into the joined categories, where its own list is not their start
+    (a chunk whose categories are, as they mostly are, the first ones of the joined list
+    keeps its codes: only narrowed, in the one pass that concatenates them)."""
+    to_joined: np.ndarray = np.array([position[c] for c in keys] + [-1], narrow)
+    return to_joined[codes]  # code -1 reads the appended -1
 
 
 def _arrow_type(name: str, declared: object) -> pa.DataType:

@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from rocetrace import collector
 from rocetrace.commands.options import gzip_ratio_option, report_options
 from rocetrace.commands.scale_options import parse_size, scale_options
 from rocetrace.errors import ExitStatus
@@ -106,6 +107,7 @@ def analyse_vantages(
     file."""
     from rocetrace.vantage.vantage_plan import analyze_vantage_inputs, streams
 
+    collector.resume()  # imports go on as it runs: collect as usual (rocetrace/collector.py)
     output, json_path, bundle_path = outputs
     vantages = parsed_vantages(specs)
     inputs = [f for v in vantages for f in v.files]

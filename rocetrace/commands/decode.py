@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from rocetrace import collector
 from rocetrace.commands.options import gzip_ratio_option
 
 if TYPE_CHECKING:
@@ -58,8 +58,9 @@ def decode(
       rocetrace decode x.pcap.gz -o pk.parquet    packet table for pandas/polars/duckdb
       rocetrace decode x.pcapng -o pk.csv --limit 1000
     """
-    _quiet_blas()
     from rocetrace.capture.export import decode_capture  # numpy, pyarrow, the kernels
+
+    collector.resume()  # the imports are done (rocetrace/collector.py)
 
     with _progress() as progress:
         result = decode_capture(
@@ -67,13 +68,6 @@ def decode(
             chunk_packets=chunk_packets, progress=progress, max_gzip_ratio=max_gzip_ratio,
         )  # fmt: skip
     click.echo(summary(result, output))
-
-
-def _quiet_blas() -> None:
-    """Decoding does no linear algebra: one OpenBLAS thread, or numpy's import starts a pool
-    whose threads spin for ~45 ms of CPU (only effective before numpy is first imported)."""
-    if "numpy" not in sys.modules:
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 @contextmanager

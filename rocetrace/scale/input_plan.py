@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rocetrace import collector
+
 IN_MEMORY_BYTES_PER_PACKET = 450  # peak RSS of the in-memory analysis, per packet (1M: 448 MB)
 BYTES_PER_PACKET = 140  # a capture at snap length 128, to guess packets from file sizes
 GZIP_GROWTH = 5  # a gzip capture's packets per compressed byte, against an uncompressed one
@@ -148,6 +150,8 @@ def _load(done: Future[Any]) -> None:
         done.set_result(importlib.import_module("rocetrace.analysis.api"))
     except BaseException as exc:  # raised again where the analysis waits for it
         done.set_exception(exc)
+    finally:  # the libraries `analyze` needs are imported (rocetrace/collector.py)
+        collector.resume()
 
 
 def _in_memory(
