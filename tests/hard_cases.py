@@ -723,6 +723,31 @@ HARD_CASES: list[tuple[dict[str, Any], int]] = [
         },
         707,
     ),
+    # Two requester hosts seen at a mirror that drops frames: a NAK the capture point
+    # missed left its go-back-N answer looking like a timeout 10 us after the last
+    # progress, while the capture's other timeouts show a millisecond timer. Read as the
+    # timer, it made every NAK answer slower than 10 us a likely timeout (25G link).
+    (
+        {
+            "ops": ("send",),
+            "recovery": "go-back-n",
+            "vantage": "mirror",
+            "qps": 3,
+            "messages": 7,
+            "message_size": 16384,
+            "start_psn": None,
+            "losses": (Loss(every=28),),
+            "max_packets": 3000,
+            "window": 8,
+            "ack_req_every": 4,
+            "timeout": 8,
+            "link_delay_ns": 2000,
+            "capture_drop_rate": 0.004006939617416129,
+            "requesters": 2,
+            "responders": 2,
+        },
+        800,
+    ),
 ]
 
 
@@ -831,32 +856,6 @@ OPEN_CASES: list[tuple[dict[str, Any], int, tuple[str, ...]]] = [
             "pfc_on_loss": PfcOnLoss(),
         },
         355,
-        ("25G",),
-    ),
-    # Two requester hosts seen at a mirror that drops frames: a NAK the capture point
-    # missed left its go-back-N answer looking like a timeout 10 us after the last
-    # progress, while the capture's other timeouts show a millisecond timer. Read as the
-    # timer, it made every NAK answer slower than 10 us a likely timeout (25G link).
-    (
-        {
-            "ops": ("send",),
-            "recovery": "go-back-n",
-            "vantage": "mirror",
-            "qps": 3,
-            "messages": 7,
-            "message_size": 16384,
-            "start_psn": None,
-            "losses": (Loss(every=28),),
-            "max_packets": 3000,
-            "window": 8,
-            "ack_req_every": 4,
-            "timeout": 8,
-            "link_delay_ns": 2000,
-            "capture_drop_rate": 0.004006939617416129,
-            "requesters": 2,
-            "responders": 2,
-        },
-        800,
         ("25G",),
     ),
     # A go-back-0 NIC seen at the receiver, losing requests on the way: a NAK's answer

@@ -810,17 +810,18 @@ def _timeout_silence(
     conv = e["conv"][timeouts]
     run = e["n_resent"][timeouts]
     whole = (run >= 2) & (run > _longest_loss(x.conv)[conv])
-    least = least[~x.losses_upstream[conv] | whole]
-    if len(least):
-        x.seen["timer_floor_ns"] = int(least.max())
-        # a run held after a silence (_unseen_pause) or a PFC pause the capture shows: a
-        # timeout's resend, too, may have been held back, its silence longer than the timer
-        held = (e["start_kind"] == cn.START_TIMER).any() or bool((x.paused_ns > 0).any())
-        x.seen["timer_lo_ns"] = 0 if held else int(least.min())
+    sure = ~x.losses_upstream[conv] | whole
+    if sure.any():
+        x.seen["timer_floor_ns"] = int(least[sure].max())
     timers = x.nic or NicContext(timer_floor_ns=x.seen["timer_floor_ns"])  # type: ignore[arg-type]
     x.seen["floor_margin"] = timer_margin(most, timers.timer_floor())
     none = most < timers.timer_floor()
     certainty[timeouts[none]] = UNCERTAIN
+    if (sure & ~none).any():
+        # a run held after a silence (_unseen_pause) or a PFC pause the capture shows: a
+        # timeout's resend, too, may have been held back, its silence longer than the timer
+        held = (e["start_kind"] == cn.START_TIMER).any() or bool((x.paused_ns > 0).any())
+        x.seen["timer_lo_ns"] = 0 if held else int(least[sure & ~none].min())
     if none.all():
         return None
     return int((most[~none] - x.tol.slack_ns).min())
