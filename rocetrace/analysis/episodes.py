@@ -878,9 +878,10 @@ def _rnr_retry_fits(x: Context, e: np.ndarray, ks: np.ndarray) -> np.ndarray:
 
 def _timer_bounds(x: Context, e: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per timeout episode of `ks`, what its silence shows of the sender's ACK timer: at
-    most the silence since the last progress before its resend (the timer ran at least
-    that long since the progress re-armed it; the sender had the progress no sooner than
-    this capture point saw it), at least the silence since the last event that may have
+    most the silence since the last progress before its resend, the earlier in two
+    readings of what a NAK acknowledges (the timer ran at least that long since the
+    progress re-armed it; the sender had the progress no sooner than this capture point
+    saw it), at least the silence since the last event that may have
     re-armed it (a NIC's timer re-arms on progress and after each timeout, and some
     re-arm it on every request they send or response they take): the last request
     before the resend (both seen one path's delay after the sender sent them) or the
@@ -891,7 +892,13 @@ def _timer_bounds(x: Context, e: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray
     c, slack = x.conv, x.tol.slack_ns
     start, conv = e["first_ev"][ks], e["conv"][ks]
     t0 = c.ts[start]
-    most = t0 - c.ts[_progress_before(c, conv, start)] + slack
+    # the earlier in two readings of a NAK's acknowledgement (_timer_progress): a go-back-0
+    # NIC's timer is not re-armed by a NAK inside the message it redoes
+    ibta, whole_message = _timer_progress(x)
+    progress = np.minimum(
+        _progress_before(c, conv, start, ibta), _progress_before(c, conv, start, whole_message)
+    )
+    most = t0 - c.ts[progress] + slack
     responses = np.flatnonzero(np.isin(c.kind, (ACK, NAK, RNR_NAK, READ_RESPONSE, ATOMIC_ACK)))
     floor = c.floor[conv] if len(c.floor) else np.zeros(len(ks), np.int64)
     lag = np.maximum(cn.slowest_answers(c)[conv], floor)
