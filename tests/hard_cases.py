@@ -694,6 +694,60 @@ HARD_CASES: list[tuple[dict[str, Any], int]] = [
         },
         732,
     ),
+    # A go-back-0 NIC seen at a mirror: a NAK lost after the mirror, so the sender's ACK
+    # timer fired twice (its first resends answered by nothing). The capture's one timeout
+    # was measured from the last progress, two timer periods back, and read as the timer:
+    # the resend long after the NAK came sooner than that and was taken as its certain
+    # answer. The timer is at least the silence since the last request before a timeout.
+    (
+        {
+            "ops": ("send", "send", "write"),
+            "recovery": "go-back-0",
+            "vantage": "mirror",
+            "qps": 1,
+            "messages": 8,
+            "message_size": 4096,
+            "start_psn": 0xFFFFFF,
+            "losses": (
+                Loss(rate=0.018113782959811458, direction="any", kind="any"),
+                Loss(rate=0.04481129232918408),
+            ),
+            "max_packets": 3000,
+            "window": 8,
+            "ack_req_every": 16,
+            "timeout": 6,
+            "link_delay_ns": 2000,
+            "pfc_on_loss": PfcOnLoss(),
+            "mtu": 512,
+            "vlan": 100,
+        },
+        707,
+    ),
+    # Two requester hosts seen at a mirror that drops frames: a NAK the capture point
+    # missed left its go-back-N answer looking like a timeout 10 us after the last
+    # progress, while the capture's other timeouts show a millisecond timer. Read as the
+    # timer, it made every NAK answer slower than 10 us a likely timeout (25G link).
+    (
+        {
+            "ops": ("send",),
+            "recovery": "go-back-n",
+            "vantage": "mirror",
+            "qps": 3,
+            "messages": 7,
+            "message_size": 16384,
+            "start_psn": None,
+            "losses": (Loss(every=28),),
+            "max_packets": 3000,
+            "window": 8,
+            "ack_req_every": 4,
+            "timeout": 8,
+            "link_delay_ns": 2000,
+            "capture_drop_rate": 0.004006939617416129,
+            "requesters": 2,
+            "responders": 2,
+        },
+        800,
+    ),
 ]
 
 
@@ -803,6 +857,82 @@ OPEN_CASES: list[tuple[dict[str, Any], int, tuple[str, ...]]] = [
         },
         355,
         ("25G",),
+    ),
+    # A go-back-0 NIC seen at the receiver, losing requests on the way: a NAK's answer
+    # lost its message's first PSN, and the restart at the next one, a round trip after
+    # the NAK (which acknowledged new PSNs), was read as a certain timeout: the sender had
+    # that progress too recently for any timer to have fired. It then set the capture's
+    # timer at 8 us, and slower NAK answers became likely timeouts.
+    (
+        {
+            "ops": ("write", "read"),
+            "recovery": "go-back-0",
+            "vantage": "receiver",
+            "qps": 3,
+            "messages": 2,
+            "message_size": 16384,
+            "start_psn": None,
+            "losses": (Loss(rate=0.034800629262254995), Loss(rate=0.03349512728827486)),
+            "max_packets": 3000,
+            "window": 8,
+            "ack_req_every": 4,
+            "timeout": 10,
+            "link_delay_ns": 2000,
+            "reorder_rate": 0.011324731210825846,
+        },
+        335,
+        ("ns", "25G"),
+    ),
+    # RNR NAKs seen at the sender, which drops frames: the first RNR NAK was not captured,
+    # and its retry, the RNR timer after it, was read as a certain ACK timeout.
+    (
+        {
+            "ops": ("send",),
+            "recovery": "go-back-n",
+            "vantage": "sender",
+            "qps": 1,
+            "messages": 3,
+            "message_size": 2048,
+            "start_psn": 16777200,
+            "losses": (Loss(rate=0.02500020958996279, direction="response", kind="ack"),),
+            "max_packets": 3000,
+            "window": 64,
+            "ack_req_every": 16,
+            "timeout": 8,
+            "link_delay_ns": 500,
+            "rnr_naks": 3,
+            "capture_drop_rate": 0.0074553874791022995,
+            "ip_version": 6,
+        },
+        631,
+        ("ns", "jitter5", "25G"),
+    ),
+    # A go-back-0 NIC seen at the sender, PFC pausing it after losses: NAKs of the message
+    # it was redoing went unanswered and its ACK timer resent a millisecond later. The
+    # capture's one timeout, measured from the last progress two periods back, put the
+    # timer at two milliseconds, so those resends were read as the NAKs' certain answers.
+    # Where runs are held by pauses, a timeout's silence bounds the timer from above only.
+    (
+        {
+            "ops": ("write",),
+            "recovery": "go-back-0",
+            "vantage": "sender",
+            "qps": 2,
+            "messages": 7,
+            "message_size": 16384,
+            "start_psn": None,
+            "losses": (Loss(every=24),),
+            "max_packets": 3000,
+            "window": 8,
+            "ack_req_every": 4,
+            "timeout": 8,
+            "link_delay_ns": 200,
+            "pfc_on_loss": PfcOnLoss(),
+            "capture_drop_rate": 0.005244378194393748,
+            "mtu": 512,
+        },
+        706,
+        ("ns", "25G"),
     ),
 ]
 

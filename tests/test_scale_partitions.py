@@ -51,31 +51,44 @@ def test_registry_is_consistent() -> None:
     assert {"flows", "retransmissions", "naks", "cnps", "anomalies"} <= set(partition_tables())
 
 
-def test_timer_margin_is_where_the_timeout_matters(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("margin", "value"),
+    [
+        ("timer_margin", "timer_ns"),
+        ("floor_margin", "timer_floor_ns"),
+        ("lo_margin", "timer_lo_ns"),
+    ],
+)
+def test_timer_margin_is_where_the_timeout_matters(tmp_path: Path, margin: str, value: str) -> None:
     """The reduce step weighs a partition again only when the capture's ACK timeout lies
     outside the partition's timer margin (assumptions.stale): under every timeout inside
     it the episodes weigh exactly as under the partition's own, and just outside it at
     least one weighs otherwise. The capture is the first hard case with a slow answer a
-    timer may have made (its rule reads the timeout)."""
+    timer may have made (its rule reads the timeout). So too for the timer floor (the
+    longest silence since a re-arm before a timeout: a timeout shorter since its progress
+    is none) and the least timeout (the shortest such silence: the slow answers read it);
+    below the IBTA minimum every floor or least timeout weighs as that minimum."""
     for k, (mix, seed) in enumerate(HARD_CASES):
         path = tmp_path / f"{k}.pcap"
         generate("clean", path, seed=seed, **mix)
         cap = read_capture(path)
         shared = shared_facts(cap.packets, cap.info, cap.mads, {"link_speed_bps": 100e9})
         own = analyze_partition(cap.packets, shared)
-        lo, hi = own.assumed.nic.timer_margin
-        if MIN_ACK_TIMEOUT_NS < lo < hi < NO_MARGIN[1]:
+        lo, hi = getattr(own.assumed.nic, margin)
+        floor = 0 if margin != "timer_margin" else MIN_ACK_TIMEOUT_NS
+        if MIN_ACK_TIMEOUT_NS < hi < NO_MARGIN[1] and lo >= floor:
             break
     else:
         raise AssertionError("no hard case has a slow answer that reads the timeout")
     nic = own.assumed.nic
 
     def weighed(timeout: int) -> pd.DataFrame:
-        given = shared.given(own.assumed.mtu, dataclasses.replace(nic, timer_ns=timeout))
+        given = shared.given(own.assumed.mtu, dataclasses.replace(nic, **{value: timeout}))
         return analyze_partition(cap.packets, given).tables["retransmissions"]
 
     same = own.tables["retransmissions"]
-    for timeout in (lo + 1, (lo + hi) // 2, hi):
+    least = max(lo, MIN_ACK_TIMEOUT_NS)
+    for timeout in (least + 1, (least + hi) // 2, hi):
         pd.testing.assert_frame_equal(weighed(timeout), same)
-    for timeout in (lo, hi + 1):
+    for timeout in (lo, hi + 1) if lo > MIN_ACK_TIMEOUT_NS else (hi + 1,):
         assert not weighed(timeout).equals(same), timeout

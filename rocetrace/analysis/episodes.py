@@ -182,18 +182,18 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     certainty[below_own & x.own_answered & (certainty == CERTAIN)] = LIKELY
     certainty[x.own_repeat & (certainty == CERTAIN)] = LIKELY  # _own_nak_on_repeat_nic
     slow = (cause >= 0) & (wait >= MIN_ACK_TIMEOUT_NS - slack)
-    x.seen["timer_ns"] = _timeout_silence(x, e, trigger)
+    # a timer's run that skipped forward onto a PSN a NAK had asked for: that resend may be
+    # the NAK's selective answer, another episode (a NIC answers a NAK inside a run)
+    skipped = np.flatnonzero((trigger == "timeout") & (e["skips"] > 0))
+    asked = _near_naks(c, e, _among(len(e), skipped))
+    certainty[[k for k in skipped.tolist() if asked.get(k, True)]] = UNCERTAIN  # RNR: absent
+    x.seen["timer_ns"] = _timeout_silence(x, e, trigger, certainty)
     rnr_early, rnr_on_time = _rnr_timing(x, e, trigger, wait)
     if slow.any():
         _slow_answers(x, e, slow, cause, wait, trigger, certainty, rnr_on_time)
     # sooner after its RNR NAK than the timer that NAK names: no retry of it
     certainty[rnr_early] = UNCERTAIN
     _unseen_pause(x, e, (e["start_kind"] == cn.START_TIMER) & (trigger == "timeout"), certainty)
-    # a timer's run that skipped forward onto a PSN a NAK had asked for: that resend may be
-    # the NAK's selective answer, another episode (a NIC answers a NAK inside a run)
-    skipped = np.flatnonzero((trigger == "timeout") & (e["skips"] > 0))
-    asked = _near_naks(c, e, _among(len(e), skipped))
-    certainty[[k for k in skipped.tolist() if asked.get(k, True)]] = UNCERTAIN  # RNR: absent
     x.alt2 = _second_run(e, doubt)
     x.alt = _either_run(e, doubt, trigger, certainty, x.alt2)
     # a taker weighed uncertain after all: its NAK stays open for the go-back-0 reading too
@@ -581,12 +581,15 @@ def _slow_answers(
     capture point) and its ACK timer fired. An RNR NAK's retry that came when the timer
     that NAK names lapsed (`rnr_on_time`, _rnr_timing) is its retry, likely: the other
     reading needs the ACK timer to fire at that very moment. The timer fires no sooner
-    than its timeout after the last progress the sender had seen before that cause; the
-    capture's own timeouts say how long the timeout is at most (each was seen one path's
-    delay after the sender's timer fired), so it is at least that less the path's slowest
-    answer: the progress and the resend reach a capture point away from the sender each a
-    path's delay late. A resend sooner than that after the last progress is the cause's
-    answer; else the capture cannot tell."""
+    than its timeout after the last progress the sender had seen before that cause. The
+    capture's own timeouts bound the timeout from above only (a timer that fired twice,
+    its first resends lost; a resend held by a PFC pause this capture point does not see;
+    re-arms on events the capture does not show); from below, the shortest silence since
+    a re-arm before a timeout bounds it (_timeout_silence), unless the capture shows runs
+    held by pauses, else the IBTA minimum: a resend sooner than that after the last
+    progress (plus the path's slowest answer: the progress and the resend reach a capture
+    point away from the sender each a path's delay late) is the cause's answer; else the
+    capture cannot tell."""
     c = x.conv
     t0 = c.ts[e["first_ev"]]
     # the earlier of the two readings of a NAK's acknowledgement: the timer may be older
@@ -600,14 +603,18 @@ def _slow_answers(
             )
         ]
     )
-    timers = x.nic or NicContext(timer_ns=x.seen.get("timer_ns"))  # type: ignore[arg-type]
-    timer = timers.shortest_timer()
+    timers = x.nic or NicContext(
+        timer_ns=x.seen.get("timer_ns"),  # type: ignore[arg-type]
+        timer_lo_ns=x.seen.get("timer_lo_ns"),  # type: ignore[arg-type]
+    )
+    timer = timers.least_timer()  # the timer may be as short as the timeouts allow
     lag = cn.slowest_answers(c)[e["conv"]]
     reach = since + x.tol.slack_ns + lag  # a timer no longer than this may have fired
     maybe_timer = slow & (reach >= timer)
     certainty[maybe_timer & rnr_on_time & (certainty == CERTAIN)] = LIKELY
     certainty[maybe_timer & ~rnr_on_time] = UNCERTAIN
-    x.seen["timer_margin"] = timer_margin(reach[slow], timer)
+    x.seen["lo_margin"] = timer_margin(reach[slow], timer)
+    x.seen["timer_margin"] = NO_MARGIN
     _timer_not_nak(x, e, maybe_timer, wait, timers.timer_ns, trigger, certainty)
 
 
@@ -794,17 +801,130 @@ def _message_first(x: Context, ev: np.ndarray) -> np.ndarray:
     return np.where(found, key[np.maximum(at, 0)] - c.conv[ev] * span - (span >> 1), c.ext[ev])
 
 
-def _timeout_silence(x: Context, e: np.ndarray, trigger: np.ndarray) -> int | None:
+def _timeout_silence(
+    x: Context, e: np.ndarray, trigger: np.ndarray, certainty: np.ndarray
+) -> int | None:
     """The shortest silence since the last progress before a timeout resend, None: none.
-    Not a run that went on after a silence (_unseen_pause): that may be a PFC pause."""
-    c = x.conv
+    Not a run that went on after a silence (_unseen_pause): that may be a PFC pause; nor a
+    timeout already in doubt (it may be no timer's): one a NAK may have caused
+    (_nak_before_timer, _rnr_retry_fits). Each timeout bounds the timer (_timer_bounds);
+    one whose silence since the last progress is shorter than the longest silence since
+    a re-arm before a timeout (the timer floor, joined in the context), or than the IBTA
+    minimum, cannot be the same timer's: in doubt (the capture point may have missed the
+    NAK it answers), and no measure of it."""
     went_back = e["start_kind"] != cn.START_TIMER
-    timeouts = np.flatnonzero((trigger == "timeout") & (e["nak_ev"] < 0) & went_back)
+    timeouts = np.flatnonzero(
+        (trigger == "timeout") & (e["nak_ev"] < 0) & went_back & (certainty != UNCERTAIN)
+    )
+    asked = _nak_before_timer(x, e, timeouts) | _rnr_retry_fits(x, e, timeouts)
+    certainty[timeouts[asked]] = UNCERTAIN
+    timeouts = timeouts[~asked]
+    x.seen["timer_floor_ns"] = x.seen["timer_lo_ns"] = None
     if len(timeouts) == 0:
         return None
-    start = e["first_ev"][timeouts]
-    since = c.ts[start] - c.ts[_progress_before(c, e["conv"][timeouts], start)]
-    return int(since.min())
+    most, least = _timer_bounds(x, e, timeouts)
+    # where the capture point saw requests lost before it, the sender may have re-armed
+    # its timer on requests this capture point never saw (a whole earlier timer run
+    # lost): no lower bound there, unless that run (as long as this one: the same
+    # outstanding PSNs) would have lost more in a row than the path loses anywhere else
+    conv = e["conv"][timeouts]
+    run = e["n_resent"][timeouts]
+    whole = (run >= 2) & (run > _longest_loss(x.conv)[conv])
+    sure = ~x.losses_upstream[conv] | whole
+    if sure.any():
+        x.seen["timer_floor_ns"] = int(least[sure].max())
+    timers = x.nic or NicContext(timer_floor_ns=x.seen["timer_floor_ns"])  # type: ignore[arg-type]
+    x.seen["floor_margin"] = timer_margin(most, timers.timer_floor())
+    none = most < timers.timer_floor()
+    certainty[timeouts[none]] = UNCERTAIN
+    if (sure & ~none).any():
+        # a run held after a silence (_unseen_pause) or a PFC pause the capture shows: a
+        # timeout's resend, too, may have been held back, its silence longer than the timer
+        held = (e["start_kind"] == cn.START_TIMER).any() or bool((x.paused_ns > 0).any())
+        x.seen["timer_lo_ns"] = 0 if held else int(least[sure & ~none].min())
+    if none.all():
+        return None
+    return int((most[~none] - x.tol.slack_ns).min())
+
+
+def _nak_before_timer(x: Context, e: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    """Per timeout episode of `ks`: a NAK or RNR NAK seen since the last progress before
+    it (or that progress itself) may be its cause, as the timer need not have fired: the
+    sender had that progress, and this capture point saw the resend, together up to a
+    round trip between them later (the path's shortest NAK answer; its slowest answer
+    where none is measured), so the sender's silence since the progress may be shorter
+    than the IBTA minimum.
+    A NAK answered by resends the path lost before the capture point (a go-back-0 that
+    lost its message's first PSN, say) looks alike."""
+    c = x.conv
+    start, conv = e["first_ev"][ks], e["conv"][ks]
+    progress = _progress_before(c, conv, start)
+    naks = np.flatnonzero(np.isin(c.kind, (NAK, RNR_NAK)))
+    nak = _progress_before(c, conv, start, naks)
+    seen = np.isin(c.kind[nak], (NAK, RNR_NAK)) & (nak >= progress)
+    floor = c.floor[conv] if len(c.floor) else np.full(len(ks), -1, np.int64)
+    lag = np.where(floor >= 0, floor, cn.slowest_answers(c)[conv]) + x.tol.slack_ns
+    return seen & (c.ts[start] - c.ts[progress] - lag < MIN_ACK_TIMEOUT_NS)
+
+
+def _rnr_retry_fits(x: Context, e: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    """Per timeout episode of `ks`, in a conversation whose responder sends RNR NAKs: its
+    silence since the last request is as long as an RNR timer one of them names (no
+    shorter, less the slack, and no longer by more than the longest any response of the
+    conversation came after the request before it, plus the slack: the requester retries
+    that long after the RNR NAK, which came after the last request it sent), so it may be
+    the retry of an RNR NAK this capture point missed (a capture point can drop
+    frames)."""
+    c, slack = x.conv, x.tol.slack_ns
+    rnr = np.flatnonzero(c.kind == RNR_NAK)
+    out = np.zeros(len(ks), bool)
+    if len(rnr) == 0 or len(ks) == 0:
+        return out
+    code = x.pp.syndrome[c.row[rnr]].astype(np.int64) & 0x1F
+    timer = np.round(np.asarray(RNR_TIMER_US)[code] * 1000).astype(np.int64)
+    answers = np.flatnonzero(np.isin(c.kind, (ACK, NAK, RNR_NAK, READ_RESPONSE, ATOMIC_ACK)))
+    asked = _progress_before(c, c.conv[answers], answers, np.flatnonzero(c.kind == REQUEST))
+    took = c.ts[answers] - c.ts[asked]  # since the request before it
+    slowest = pd.Series(took).groupby(c.conv[answers]).max()
+    silence = c.ts[e["first_ev"][ks]] - _ts(c, e["prev_req_ev"][ks])
+    timeouts = pd.DataFrame({"k": np.arange(len(ks)), "conv": e["conv"][ks], "silence": silence})
+    named = pd.DataFrame({"conv": c.conv[rnr], "named": timer}).drop_duplicates()
+    pairs = timeouts.merge(named, on="conv")  # each timeout beside each timer its RNR NAKs name
+    late = pairs["named"] + slowest.reindex(pairs["conv"]).to_numpy() + slack
+    fits = (pairs["silence"] >= pairs["named"] - slack) & (pairs["silence"] <= late)
+    out[pairs.loc[fits, "k"].to_numpy()] = True
+    return out
+
+
+def _timer_bounds(x: Context, e: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per timeout episode of `ks`, what its silence shows of the sender's ACK timer: at
+    most the silence since the last progress before its resend, the earlier in two
+    readings of what a NAK acknowledges (the timer ran at least that long since the
+    progress re-armed it; the sender had the progress no sooner than this capture point
+    saw it), at least the silence since the last event that may have
+    re-armed it (a NIC's timer re-arms on progress and after each timeout, and some
+    re-arm it on every request they send or response they take): the last request
+    before the resend (both seen one path's delay after the sender sent them) or the
+    last response, less the path's lag (the sender took it up to that much after this
+    capture point saw it: its slowest answer or shortest NAK answer, the longer), unless
+    a PFC pause this capture point does not see held the resend back (the floor it sets
+    then only puts more timeouts in doubt). Both widened by the clock's slack."""
+    c, slack = x.conv, x.tol.slack_ns
+    start, conv = e["first_ev"][ks], e["conv"][ks]
+    t0 = c.ts[start]
+    # the earlier in two readings of a NAK's acknowledgement (_timer_progress): a go-back-0
+    # NIC's timer is not re-armed by a NAK inside the message it redoes
+    ibta, whole_message = _timer_progress(x)
+    progress = np.minimum(
+        _progress_before(c, conv, start, ibta), _progress_before(c, conv, start, whole_message)
+    )
+    most = t0 - c.ts[progress] + slack
+    responses = np.flatnonzero(np.isin(c.kind, (ACK, NAK, RNR_NAK, READ_RESPONSE, ATOMIC_ACK)))
+    floor = c.floor[conv] if len(c.floor) else np.zeros(len(ks), np.int64)
+    lag = np.maximum(cn.slowest_answers(c)[conv], floor)
+    took = c.ts[_progress_before(c, conv, start, responses)] + lag
+    least = t0 - np.maximum(_ts(c, e["prev_req_ev"][ks]), took) - slack
+    return most, np.minimum(least, most)
 
 
 def _op_class(opcode: np.ndarray) -> np.ndarray:

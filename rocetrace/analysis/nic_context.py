@@ -30,10 +30,28 @@ class NicContext:
     timer_margin: tuple[int, int] = NO_MARGIN
     # hosts with a selective repeat no go-back makes (episodes._repeat_of_own_psn)
     repeat_hosts: frozenset[str] = frozenset()
+    # the longest silence since the last event that may have re-armed the timer before a
+    # timeout (episodes._timeout_silence: one whose silence since the progress is shorter
+    # is no timeout of the same timer), None: none seen; a partition's own margin for it
+    timer_floor_ns: int | None = None
+    floor_margin: tuple[int, int] = NO_MARGIN
+    # the shortest such silence (the timer is at least that long), 0 where a run held by
+    # a pause shows the capture point does not see every pause; None: none seen; and a
+    # partition's own margin for it (the slow answers read it)
+    timer_lo_ns: int | None = None
+    lo_margin: tuple[int, int] = NO_MARGIN
 
     def shortest_timer(self) -> int:
         """The shortest ACK timeout the capture's timeouts show; the IBTA minimum else."""
         return max(self.timer_ns or 0, MIN_ACK_TIMEOUT_NS)
+
+    def least_timer(self) -> int:
+        """The shortest ACK timeout the capture's timeouts allow; the IBTA minimum else."""
+        return max(self.timer_lo_ns or 0, MIN_ACK_TIMEOUT_NS)
+
+    def timer_floor(self) -> int:
+        """The longest silence since a re-arm before a timeout; the IBTA minimum else."""
+        return max(self.timer_floor_ns or 0, MIN_ACK_TIMEOUT_NS)
 
     def policy(self) -> dict[str, str]:
         """Per "host/op class", its one certain mode ("" when several)."""
@@ -43,6 +61,8 @@ class NicContext:
     def joined(cls, parts: Iterable[NicContext]) -> NicContext:
         """The context of all these connections together."""
         timers: list[int] = []
+        floors: list[int] = []
+        lows: list[int] = []
         gb0: set[str] = set()
         hidden: dict[str, int] = {}
         modes: dict[str, frozenset[str]] = {}
@@ -50,6 +70,8 @@ class NicContext:
         for p in parts:
             repeat |= p.repeat_hosts
             timers += [p.timer_ns] if p.timer_ns is not None else []
+            floors += [p.timer_floor_ns] if p.timer_floor_ns is not None else []
+            lows += [p.timer_lo_ns] if p.timer_lo_ns is not None else []
             gb0 |= p.gb0_hosts
             for host, n in p.hidden:
                 hidden[host] = hidden.get(host, 0) + n
@@ -61,14 +83,24 @@ class NicContext:
             tuple(sorted(hidden.items())),
             tuple(sorted(modes.items())),
             repeat_hosts=frozenset(repeat),
+            timer_floor_ns=max(floors) if floors else None,
+            timer_lo_ns=min(lows) if lows else None,
         )
 
     def weighs_alike(self, capture: NicContext, hosts: frozenset[str]) -> bool:
         """Whether episodes sent by `hosts`, weighed with this (a partition's own) context,
         weigh as they would with the capture's: the same facts of those hosts, and the
-        capture's timeout inside this context's timer margin."""
+        capture's timeout inside this context's timer margin (and its timer floor and
+        least timeout inside their margins)."""
         lo, hi = self.timer_margin
-        return lo < capture.shortest_timer() <= hi and self.about(hosts) == capture.about(hosts)
+        floor_lo, floor_hi = self.floor_margin
+        least_lo, least_hi = self.lo_margin
+        return (
+            lo < capture.shortest_timer() <= hi
+            and floor_lo < capture.timer_floor() <= floor_hi
+            and least_lo < capture.least_timer() <= least_hi
+            and self.about(hosts) == capture.about(hosts)
+        )
 
     def about(self, hosts: frozenset[str]) -> tuple[object, ...]:
         """What the rules read of this context for episodes sent by `hosts`, but the timer
