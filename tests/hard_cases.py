@@ -804,6 +804,38 @@ OPEN_CASES: list[tuple[dict[str, Any], int, tuple[str, ...]]] = [
         355,
         ("25G",),
     ),
+    # A go-back-0 NIC on a sprayed path (two requesters), seen at a mirror: resends of one
+    # run came late, inside later runs of other NAKs (the run skips forward onto the late
+    # copy and goes back right after), and were read as those runs' resends, answering
+    # their NAKs (certain). At 400 Gb/s two late copies after a run still read as a restart
+    # above a NAKed PSN (likely): pinned where the runs' own copies were read wrong.
+    (
+        {
+            "ops": ("send", "send"),
+            "recovery": "go-back-0",
+            "vantage": "mirror",
+            "qps": 1,
+            "messages": 7,
+            "message_size": 16384,
+            "start_psn": 0xFFFFF0,
+            "losses": (
+                Loss(rate=0.022539069186216835),
+                Loss(every=17, before_mirror=True),
+            ),
+            "max_packets": 3000,
+            "window": 64,
+            "ack_req_every": 0,
+            "timeout": 8,
+            "link_delay_ns": 500,
+            "reorder_rate": 0.015356516065393462,
+            "mtu": 2048,
+            "requesters": 2,
+            "responders": 1,
+            "ip_version": 6,
+        },
+        490,
+        ("ns",),
+    ),
 ]
 
 # Hard cases on a sprayed path (request reordering): graded on every clock like those
