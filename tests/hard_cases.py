@@ -863,6 +863,31 @@ OPEN_CASES: list[tuple[dict[str, Any], int, tuple[str, ...]]] = [
         548,
         ("us", "jitter50"),
     ),
+    # A go-back-0 NIC on a sprayed path, seen at a mirror at 25 Gb/s: a run's late copies
+    # came after it had gone on (a restart to the PSN it passed over), then the run went on
+    # from exactly where it stopped; the copies and the run's rest were read as an episode
+    # of the NAK the copies' lateness drew (certain), which the run's next restart answers.
+    (
+        {
+            "ops": ("send", "read"),
+            "recovery": "go-back-0",
+            "vantage": "mirror",
+            "qps": 1,
+            "messages": 6,
+            "message_size": 16384,
+            "start_psn": 0xFFFFF0,
+            "losses": (Loss(rate=0.020271361746195888), Loss(every=37)),
+            "max_packets": 3000,
+            "window": 64,
+            "ack_req_every": 0,
+            "timeout": 8,
+            "link_delay_ns": 500,
+            "reorder_rate": 0.015529320065554054,
+            "mtu": 512,
+        },
+        33,
+        ("25G",),
+    ),
 ]
 
 # Hard cases on a sprayed path (request reordering): graded on every clock like those

@@ -689,6 +689,60 @@ static int skip_out_of_place(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
     return 1;
 }
 
+/* Did run R (episode `at`) pass over PSN `ext`: resend PSNs below and above it, not it? */
+static int run_passed_over(Machine *m, const Episode *R, Py_ssize_t at, int64_t ext)
+{
+    Run *r = m->r;
+    if (ext <= R->start_ext || ext >= R->cursor)
+        return 0;
+    for (Py_ssize_t j = R->first_ev; j <= R->last_ev; j++)
+        if (r->episode[j] == at && r->ext[j] == ext)
+            return 0;
+    return 1;
+}
+
+/* Resend i (PSN `e`, last PSN `end`) skips forward from the open episode to exactly where
+ * the run it cut stopped, with no NAK of its own and sooner than any timer, and every
+ * resend of the open episode is of a PSN that run passed over: those are the run's own
+ * copies, late (a path that reorders), not a NAK's answer (a go-back-N goes on from its
+ * PSN, a go-back-0 from its message's first, a selective repeat skips to the newest), and
+ * the run goes on. The open episode keeps its resends, of no cause the capture shows and
+ * cutting nothing; a NAK it took is left for a later answer. Returns 1 when it was. */
+static int copies_then_run_goes_on(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end)
+{
+    Run *r = m->r;
+    if (c->open < 0 || c->cut < 0 || c->new_data)
+        return 0;
+    Episode *E = &m->eps.at[c->open];
+    Episode *R = &m->eps.at[c->cut];
+    /* a NAK taken above the restart (a go-back-0 reading) moved what is acknowledged */
+    if (E->start_kind != S_RESTART || E->cut_of != c->cut || e != R->cursor ||
+        e <= E->cursor || E->nak_ext > E->start_ext)
+        return 0;
+    if (r->ts[i] - r->ts[E->last_ev] >= MIN_ACK_TIMEOUT_NS - r->tol ||
+        find_nak(m, c, i, e, 1, 0, 0) >= 0)
+        return 0;
+    for (Py_ssize_t j = E->first_ev; j <= E->last_ev; j++)
+        if (r->episode[j] == c->open && !run_passed_over(m, R, c->cut, r->ext[j]))
+            return 0;
+    for (Py_ssize_t k = m->naks.n - 1; E->nak_ev >= 0 && k >= c->naks0; k--)
+        if (m->naks.at[k].ev == E->nak_ev) {
+            m->naks.at[k].taken = 0;
+            m->naks.at[k].taker = -1;
+            break;
+        }
+    E->nak_ev = E->nak_ext = E->nak_kind = -1;
+    E->alt_of = E->alt_lo = E->alt_two = E->cut_of = -1;
+    E->nak_early = E->near_taken = 0;
+    R->contiguous++;
+    extend(R, i, end);
+    r->episode[i] = (int32_t)c->cut;
+    c->open = c->cut;
+    c->cut = -1;
+    c->skip.ev = -1;
+    return 1;
+}
+
 /* A resend while an episode is open: it continues the run (contiguous, or skipping
  * forward: a selective repeat's tail, a go-back-N an ACK overtook, resends lost before the
  * capture point), or starts a new episode (the PSN goes back, or it is exactly a PSN a
@@ -702,7 +756,7 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
     }
     if (skip_out_of_place(m, c, i, e))
         m->eps.at[m->eps.n - 1].cut_of = -1; /* the lone copy cut nothing: the run goes on */
-    if (m->oom)
+    if (m->oom || copies_then_run_goes_on(m, c, i, e, end))
         return;
     Episode *E = &m->eps.at[c->open];
     Py_ssize_t asked_nak = find_nak(m, c, i, e, 1, 0, 1);
