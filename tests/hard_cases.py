@@ -942,4 +942,31 @@ REORDER_CASES: list[tuple[dict[str, Any], int]] = [
         },
         400,
     ),
+    # A go-back-N NIC at a mirror: a NAK of the PSN its run was about to resend came while
+    # the run was under way; the run resent that PSN and the next, then the NAK's answer
+    # went back to it. The run's copy was read as a split for the NAK (certain), and the
+    # answer as the run resumed: the same PSN twice, which copy is whose open.
+    (
+        {
+            "ops": ("write_imm", "write", "write"),
+            "recovery": "go-back-n",
+            "vantage": "mirror",
+            "qps": 1,
+            "messages": 6,
+            "message_size": 8192,
+            "start_psn": 0xFFFFFF,
+            "losses": (
+                Loss(rate=0.010037312610135345, direction="response", kind="ack"),
+                Loss(rate=0.02824095893579795, direction="any", kind="any"),
+            ),
+            "max_packets": 3000,
+            "window": 64,
+            "ack_req_every": 4,
+            "timeout": 6,
+            "link_delay_ns": 200,
+            "reorder_rate": 0.012765597524838319,
+            "ip_version": 6,
+        },
+        482,
+    ),
 ]
