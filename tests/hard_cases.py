@@ -751,9 +751,10 @@ HARD_CASES: list[tuple[dict[str, Any], int]] = [
 ]
 
 
-# Mixes whose episodes are mostly open on some clocks (NAK storms), pinned on the clocks
-# where they once gave a confident wrong answer: (scenario overrides, seed, clocks). Kept
-# out of HARD_CASES so as not to weigh on its uncertain share.
+# Mixes whose episodes are mostly open on some clocks (NAK storms), or that still give a
+# wrong or false answer on others, pinned on the clocks where they once gave a confident
+# wrong answer: (scenario overrides, seed, clocks). Kept out of HARD_CASES so as not to
+# weigh on its uncertain share.
 OPEN_CASES: list[tuple[dict[str, Any], int, tuple[str, ...]]] = [
     # A selective-repeat NIC's NAK storm with RNR NAKs: a restart read as a certain
     # go-back-0 showed the NIC's policy, though a run of open cause cut it later (its mode
@@ -934,6 +935,89 @@ OPEN_CASES: list[tuple[dict[str, Any], int, tuple[str, ...]]] = [
         706,
         ("ns", "25G"),
     ),
+    # A go-back-0 NIC on a sprayed path (two requesters), seen at a mirror: resends of one
+    # run came late, inside later runs of other NAKs (the run skips forward onto the late
+    # copy and goes back right after), and were read as those runs' resends, answering
+    # their NAKs (certain). At 400 Gb/s two late copies after a run still read as a restart
+    # above a NAKed PSN (likely): pinned where the runs' own copies were read wrong.
+    (
+        {
+            "ops": ("send", "send"),
+            "recovery": "go-back-0",
+            "vantage": "mirror",
+            "qps": 1,
+            "messages": 7,
+            "message_size": 16384,
+            "start_psn": 0xFFFFF0,
+            "losses": (
+                Loss(rate=0.022539069186216835),
+                Loss(every=17, before_mirror=True),
+            ),
+            "max_packets": 3000,
+            "window": 64,
+            "ack_req_every": 0,
+            "timeout": 8,
+            "link_delay_ns": 500,
+            "reorder_rate": 0.015356516065393462,
+            "mtu": 2048,
+            "requesters": 2,
+            "responders": 1,
+            "ip_version": 6,
+        },
+        490,
+        ("ns",),
+    ),
+    # A go-back-N NIC on a sprayed path, seen at a mirror: one resend of a run came late,
+    # after new data and a NAK of its PSN, right before the NAK's answer (a restart at that
+    # PSN). The late copy took the NAK (certain); the answer, left no cause, was unknown.
+    # (At the generator's clock the flow counts differ: a late original read as reordering.)
+    (
+        {
+            "ops": ("send", "read", "send"),
+            "recovery": "go-back-n",
+            "vantage": "mirror",
+            "qps": 1,
+            "messages": 8,
+            "message_size": 16384,
+            "start_psn": 0xFFFFFF,
+            "losses": (Loss(every=55), Loss(every=42)),
+            "max_packets": 3000,
+            "window": 16,
+            "ack_req_every": 16,
+            "timeout": 8,
+            "link_delay_ns": 500,
+            "reorder_rate": 0.005023896767591852,
+            "vlan": 100,
+            "ack_delay_ns": 0,
+        },
+        548,
+        ("us", "jitter50"),
+    ),
+    # A go-back-0 NIC on a sprayed path, seen at a mirror at 25 Gb/s: a run's late copies
+    # came after it had gone on (a restart to the PSN it passed over), then the run went on
+    # from exactly where it stopped; the copies and the run's rest were read as an episode
+    # of the NAK the copies' lateness drew (certain), which the run's next restart answers.
+    (
+        {
+            "ops": ("send", "read"),
+            "recovery": "go-back-0",
+            "vantage": "mirror",
+            "qps": 1,
+            "messages": 6,
+            "message_size": 16384,
+            "start_psn": 0xFFFFF0,
+            "losses": (Loss(rate=0.020271361746195888), Loss(every=37)),
+            "max_packets": 3000,
+            "window": 64,
+            "ack_req_every": 0,
+            "timeout": 8,
+            "link_delay_ns": 500,
+            "reorder_rate": 0.015529320065554054,
+            "mtu": 512,
+        },
+        33,
+        ("25G",),
+    ),
 ]
 
 # Hard cases on a sprayed path (request reordering): graded on every clock like those
@@ -987,6 +1071,33 @@ REORDER_CASES: list[tuple[dict[str, Any], int]] = [
             "reorder_rate": 0.023667488710876414,
         },
         400,
+    ),
+    # A go-back-N NIC at a mirror: a NAK of the PSN its run was about to resend came while
+    # the run was under way; the run resent that PSN and the next, then the NAK's answer
+    # went back to it. The run's copy was read as a split for the NAK (certain), and the
+    # answer as the run resumed: the same PSN twice, which copy is whose open.
+    (
+        {
+            "ops": ("write_imm", "write", "write"),
+            "recovery": "go-back-n",
+            "vantage": "mirror",
+            "qps": 1,
+            "messages": 6,
+            "message_size": 8192,
+            "start_psn": 0xFFFFFF,
+            "losses": (
+                Loss(rate=0.010037312610135345, direction="response", kind="ack"),
+                Loss(rate=0.02824095893579795, direction="any", kind="any"),
+            ),
+            "max_packets": 3000,
+            "window": 64,
+            "ack_req_every": 4,
+            "timeout": 6,
+            "link_delay_ns": 200,
+            "reorder_rate": 0.012765597524838319,
+            "ip_version": 6,
+        },
+        482,
     ),
 ]
 

@@ -161,6 +161,12 @@ typedef struct {
 
 enum { C_SENT_HI, C_ACKED, C_PROGRESS_EV, C_LAST_EV, C_OUTSTANDING, C_FIRST_EXT, C_FIELDS };
 
+/* A resend that skipped the open run forward, and what it added to the run (so that it can
+ * be taken out again: skip_out_of_place). */
+typedef struct {
+    int64_t ev, cursor, end_ext, ack_skip, tail_skip, unasked, near_split, taken_split;
+} Skip;
+
 /* The state of one conversation. */
 typedef struct {
     int64_t ref, sent_hi, last_sent_first, first_ext, acked, acked_ev, progress_ev;
@@ -172,6 +178,7 @@ typedef struct {
     Py_ssize_t reads0, naks0, gaps0; /* this conversation's first READ, NAK and gap */
     int64_t id;               /* conversation id */
     int new_data;         /* new data since the open episode began */
+    Skip skip;            /* the open run's last skip forward (skip_out_of_place) */
     Py_ssize_t runs0;     /* the first episode since the last new data */
     int64_t letters[16];  /* history letter counts */
     Py_ssize_t hist_len;
@@ -632,6 +639,115 @@ static Episode *swap_resumed_copy(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
     return S;
 }
 
+/* Resend i (PSN `e`) goes back into the PSNs the open run's last resend skipped forward
+ * over (from where the run stood before that skip, short of the skip's PSN), right after
+ * it, with no NAK of its own, no run it resumes and no timer: a NIC's run goes only
+ * forward, and it goes back only for a NAK, a timer or a run it resumes. The skip was out
+ * of place: a copy from elsewhere (an earlier run's resend, late on a path that reorders),
+ * and this resend more of the run. Not where the skip went to the newest PSN sent (a run
+ * ends there). The skip is taken out of the run into a lone episode of its own (no cause
+ * the capture shows), and the run goes on. Returns 1 when it was. */
+static int skip_out_of_place(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
+{
+    Run *r = m->r;
+    Episode *E = &m->eps.at[c->open];
+    Skip s = c->skip;
+    Py_ssize_t q = E->last_ev;
+    if (s.ev < 0 || s.ev != q || c->prev_req_ev != q || E->n_resent < 2 || e < s.cursor ||
+        e >= r->ext[q] || r->ext[q] == E->last_sent_first || c->new_data)
+        return 0;
+    if (r->ts[i] - r->ts[q] >= MIN_ACK_TIMEOUT_NS - r->tol)
+        return 0;
+    int msg_start = r->pos[i] == P_FIRST || r->pos[i] == P_ONLY;
+    if (find_nak(m, c, i, e, 1, 0, 0) >= 0 ||
+        (msg_start && find_nak(m, c, i, e, 0, c->sent_hi + 1, 0) >= 0))
+        return 0;
+    if (c->cut >= 0 && resumes_cut(m, c, i, e))
+        return 0;
+    Py_ssize_t before = -1; /* the run's resend before the skip */
+    for (Py_ssize_t j = q - 1; j >= E->first_ev && before < 0; j--)
+        if (r->kind[j] == K_REQUEST && r->episode[j] == c->open)
+            before = j;
+    if (before < 0)
+        return 0;
+    E->n_resent--;
+    E->last_ev = before;
+    E->cursor = s.cursor;
+    E->end_ext = s.end_ext;
+    E->skips--;
+    E->skipped -= r->ext[q] - s.cursor;
+    E->ack_skips -= s.ack_skip;
+    E->tail_skips -= s.tail_skip;
+    E->unasked -= s.unasked;
+    E->near_split = s.near_split;
+    E->taken_split = s.taken_split;
+    c->skip.ev = -1;
+    Slot *orig = slot_of(m, r->ext[q]);
+    int64_t q_end = r->ext[q] + (r->span[q] > 0 ? r->span[q] : 1) - 1;
+    Episode *L = new_episode(m, c, q, r->ext[q], q_end, orig && orig->ev != q ? orig : NULL);
+    if (!L)
+        return 0;
+    L->start_kind = S_RESTART;
+    L->prev_ev = q - 1; /* events are grouped by conversation */
+    L->prev_req_ev = before;
+    r->episode[q] = (int32_t)(m->eps.n - 1);
+    return 1;
+}
+
+/* Did run R (episode `at`) pass over PSN `ext`: resend PSNs below and above it, not it? */
+static int run_passed_over(Machine *m, const Episode *R, Py_ssize_t at, int64_t ext)
+{
+    Run *r = m->r;
+    if (ext <= R->start_ext || ext >= R->cursor)
+        return 0;
+    for (Py_ssize_t j = R->first_ev; j <= R->last_ev; j++)
+        if (r->episode[j] == at && r->ext[j] == ext)
+            return 0;
+    return 1;
+}
+
+/* Resend i (PSN `e`, last PSN `end`) skips forward from the open episode to exactly where
+ * the run it cut stopped, with no NAK of its own and sooner than any timer, and every
+ * resend of the open episode is of a PSN that run passed over: those are the run's own
+ * copies, late (a path that reorders), not a NAK's answer (a go-back-N goes on from its
+ * PSN, a go-back-0 from its message's first, a selective repeat skips to the newest), and
+ * the run goes on. The open episode keeps its resends, of no cause the capture shows and
+ * cutting nothing; a NAK it took is left for a later answer. Returns 1 when it was. */
+static int copies_then_run_goes_on(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end)
+{
+    Run *r = m->r;
+    if (c->open < 0 || c->cut < 0 || c->new_data)
+        return 0;
+    Episode *E = &m->eps.at[c->open];
+    Episode *R = &m->eps.at[c->cut];
+    /* a NAK taken above the restart (a go-back-0 reading) moved what is acknowledged */
+    if (E->start_kind != S_RESTART || E->cut_of != c->cut || e != R->cursor ||
+        e <= E->cursor || E->nak_ext > E->start_ext)
+        return 0;
+    if (r->ts[i] - r->ts[E->last_ev] >= MIN_ACK_TIMEOUT_NS - r->tol ||
+        find_nak(m, c, i, e, 1, 0, 0) >= 0)
+        return 0;
+    for (Py_ssize_t j = E->first_ev; j <= E->last_ev; j++)
+        if (r->episode[j] == c->open && !run_passed_over(m, R, c->cut, r->ext[j]))
+            return 0;
+    for (Py_ssize_t k = m->naks.n - 1; E->nak_ev >= 0 && k >= c->naks0; k--)
+        if (m->naks.at[k].ev == E->nak_ev) {
+            m->naks.at[k].taken = 0;
+            m->naks.at[k].taker = -1;
+            break;
+        }
+    E->nak_ev = E->nak_ext = E->nak_kind = -1;
+    E->alt_of = E->alt_lo = E->alt_two = E->cut_of = -1;
+    E->nak_early = E->near_taken = 0;
+    R->contiguous++;
+    extend(R, i, end);
+    r->episode[i] = (int32_t)c->cut;
+    c->open = c->cut;
+    c->cut = -1;
+    c->skip.ev = -1;
+    return 1;
+}
+
 /* A resend while an episode is open: it continues the run (contiguous, or skipping
  * forward: a selective repeat's tail, a go-back-N an ACK overtook, resends lost before the
  * capture point), or starts a new episode (the PSN goes back, or it is exactly a PSN a
@@ -643,6 +759,10 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
         start_episode(m, c, i, e, end, orig, S_FIRST);
         return;
     }
+    if (skip_out_of_place(m, c, i, e))
+        m->eps.at[m->eps.n - 1].cut_of = -1; /* the lone copy cut nothing: the run goes on */
+    if (m->oom || copies_then_run_goes_on(m, c, i, e, end))
+        return;
     Episode *E = &m->eps.at[c->open];
     Py_ssize_t asked_nak = find_nak(m, c, i, e, 1, 0, 1);
     /* A run with no trigger of its own, inside the message of a NAKed PSN it now reaches:
@@ -715,6 +835,8 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
         return;
     }
     E = swap_resumed_copy(m, c, i, e); /* more of the open run, or of the split it swaps with */
+    Skip before = {i, E->cursor, E->end_ext, e == c->acked + 1, e == E->last_sent_first,
+                   0, E->near_split, E->taken_split};
     Py_ssize_t near = find_nak(m, c, i, e, 1, 0, 0);
     if (near >= 0 && r->gate[c->id] > 0 &&
         2 * (r->ts[i] - r->ts[m->naks.at[near].ev]) >= r->gate[c->id])
@@ -730,8 +852,13 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
     int64_t taker = nak_taken_in_doubt(m, c, e);
     if (taker >= 0)
         E->taken_split = taker;
-    if (e != E->start_ext && e != E->last_sent_first && !nak_seen(m, c, e))
+    if (e != E->start_ext && e != E->last_sent_first && !nak_seen(m, c, e)) {
         E->unasked++;
+        before.unasked = 1;
+    }
+    c->skip.ev = e > before.cursor ? i : -1;
+    if (e > before.cursor)
+        c->skip = before;
     extend(E, i, end);
     r->episode[i] = (int32_t)c->open;
     Read *rd = is_read_request(r->opcode[i]) ? read_holding(m, c->reads0, e) : NULL;
@@ -1205,6 +1332,7 @@ static void run_conversation(Machine *m, Py_ssize_t b, Py_ssize_t e)
     c.acked_ev = c.progress_ev = c.oos_ev = c.resp_hi_ev = c.prev_ev = c.prev_req_ev = -1;
     c.resp_new_ev = -1;
     c.open = c.cut = -1;
+    c.skip.ev = -1;
     c.id = conv;
     m->conv = conv;
     c.reads0 = m->reads.n;

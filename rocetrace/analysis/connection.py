@@ -278,6 +278,27 @@ def late_copy(c: Conversations) -> np.ndarray:
     return out
 
 
+def lone_late_copy(c: Conversations, trigger: np.ndarray) -> np.ndarray:
+    """Per episode: is it one resend alone, of a PSN the run before it passed over, that
+    took a NAK, right before a restart of no cause (`trigger` unknown) that could answer
+    that NAK (at its PSN, or at the first PSN of its message: a go-back-0)? On a path that
+    reorders, the lone resend may be the run's own copy, late (the responder NAKed the
+    hole meanwhile), and the restart the NAK's answer; the other reading leaves the restart
+    no cause, which needs a NAK the capture did not show."""
+    e = c.episodes
+    out = np.zeros(len(e), bool)
+    ks = np.flatnonzero(
+        np.isin(e["start_kind"][:-1], (START_FIRST, START_RESTART)) & (e["n_resent"][:-1] == 1)
+        & (e["nak_ev"][:-1] >= 0) & (e["conv"][:-1] == e["conv"][1:])
+    )  # fmt: skip
+    nxt = ks + 1
+    back = (e["start_kind"][nxt] == START_RESTART) & (trigger[nxt] == "unknown")
+    at = e["start_ext"][nxt]
+    back &= (at == e["nak_ext"][ks]) | ((at == e["msg_first"][ks]) & (at <= e["nak_ext"][ks]))
+    out[ks] = back & passed_over(c, ks)
+    return out
+
+
 def answer_floor(c: Conversations, hosts_of: np.ndarray) -> np.ndarray:
     """Per conversation: the shortest time from a NAK to a resend of its PSN that starts an
     episode on its own (after new data or by going back), over the conversation's host

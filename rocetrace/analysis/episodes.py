@@ -135,7 +135,7 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     since = t0 - c.ts[_progress_before(c, e["conv"], e["first_ev"])]
     certainty[above & (since >= MIN_ACK_TIMEOUT_NS - slack)] = UNCERTAIN
     certainty[trigger == "unknown"] = UNCERTAIN
-    certainty[cn.late_copy(c)] = UNCERTAIN
+    certainty[cn.late_copy(c) | cn.lone_late_copy(c, trigger)] = UNCERTAIN
     # a split the state machine swapped with its run's resumption (no request lost before
     # the capture point so far): where the capture shows such losses after all, a
     # go-back-N that lost resends on the way may have made the skip, and which copy is
@@ -562,8 +562,30 @@ def _split_at_the_floor(x: Context, e: np.ndarray, wait: np.ndarray) -> np.ndarr
     asked = (e["start_kind"] == cn.START_ASKED) & (e["nak_ev"] >= 0)
     floor = c.floor[e["conv"]] if len(c.floor) else np.full(len(e), -1, np.int64)
     close = wait - floor < x.tol.slack_ns
+    again = asked & _resumed_at_split_psn(c, e)
     # a split whose PSN the run it cut had just resent (swapped): no more of that run
-    return ((asked & ((floor < 0) | close)) | (e["nak_early"] == 1)) & (e["swapped"] == 0)
+    return ((asked & ((floor < 0) | close | again)) | (e["nak_early"] == 1)) & (e["swapped"] == 0)
+
+
+def _resumed_at_split_psn(c: cn.Conversations, e: np.ndarray) -> np.ndarray:
+    """Per episode: a split whose cut run (`alt_of`) resumed after it at exactly the split's
+    first PSN: the same PSN twice, one copy the run's next resend and one the split's NAK's
+    answer, in an order the capture cannot tell (a NIC that goes back for a NAK does not
+    return to the run it left, so the second copy may as well be the answer)."""
+    out = np.zeros(len(e), bool)
+    ks = np.flatnonzero((e["alt_of"] >= 0) & (e["start_kind"] == cn.START_ASKED))
+    run = e["alt_of"][ks]
+    ks = ks[(e["cut_by_split"][run] == 1) & (e["split_by"][run] == ks)]
+    if not len(ks):
+        return out
+    ev = np.flatnonzero(c.episode >= 0)
+    n = len(c.episode) + 1
+    key = np.sort(c.episode[ev].astype(np.int64) * n + ev)  # by episode, then event
+    want = e["alt_of"][ks] * n + e["first_ev"][ks] + 1
+    at = np.minimum(np.searchsorted(key, want), len(key) - 1)
+    found = key[at] // n == e["alt_of"][ks]  # the run's first resend after the split
+    out[ks] = found & (c.ext[key[at] % n] == e["start_ext"][ks])
+    return out
 
 
 def _slow_answers(
