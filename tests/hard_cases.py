@@ -1018,6 +1018,60 @@ OPEN_CASES: list[tuple[dict[str, Any], int, tuple[str, ...]]] = [
         33,
         ("25G",),
     ),
+    # READ-only connections seen at the responder, READ responses and ACKs lost after the
+    # capture point: a READ re-issue lost on its way, then the timer's re-issue 4 ms
+    # later, read as a certain answer to the response that had shown the gap, 0.2 us too
+    # soon for the timer by the capture's own timeout; the path's lag (its slowest answer)
+    # was unmeasured, as READs draw no ACK: READ responses to READs sent once time it.
+    (
+        {
+            "ops": ("read",),
+            "vantage": "receiver",
+            "qps": 2,
+            "messages": 4,
+            "message_size": 1024,
+            "losses": (
+                Loss(rate=0.041477291918042565, direction="response", kind="read_response"),
+                Loss(rate=0.023345794122466953, direction="response", kind="ack"),
+            ),
+            "max_packets": 3000,
+            "window": 8,
+            "ack_req_every": 16,
+            "timeout": 10,
+            "link_delay_ns": 500,
+            "requesters": 2,
+            "responders": 2,
+            "vlan": 100,
+            "ack_delay_ns": 2000,
+        },
+        364,
+        ("ns", "25G"),
+    ),
+    # A READ re-issue's run cut by a timer's restart at its next PSN; a second timer 1 ms
+    # later restarted there again, and was read as the READ's run resumed where it had
+    # stopped (certain READ re-issue): a restart that late after the last request may be
+    # a timer's from the first PSN not acknowledged, which lands on the same PSN.
+    (
+        {
+            "ops": ("read", "send", "read"),
+            "vantage": "receiver",
+            "qps": 1,
+            "messages": 5,
+            "message_size": 8192,
+            "losses": (
+                Loss(rate=0.017091822816585306, direction="any", kind="any"),
+                Loss(rate=0.017465253717801495, direction="any", kind="any"),
+            ),
+            "max_packets": 3000,
+            "window": 64,
+            "ack_req_every": 0,
+            "timeout": 8,
+            "link_delay_ns": 500,
+            "rnr_naks": 2,
+        },
+        973,
+        ("ns",),
+    ),
 ]
 
 # Hard cases on a sprayed path (request reordering): graded on every clock like those

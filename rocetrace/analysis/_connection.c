@@ -507,17 +507,18 @@ static void answer_nak(Machine *m, Conv *c, Episode *E, Py_ssize_t k, int64_t fr
         c->acked = from - 1;
 }
 
-/* Does resend i of `e` land where the run cut last (c->cut) would go on: where it
- * stopped, or, sooner after the last request than any timer fires, at the first PSN not
+/* Does resend i of `e` land where the run cut last (c->cut) would go on, sooner after the
+ * last request than any timer fires: where it stopped, or at the first PSN not
  * acknowledged when an ACK or NAK overtook it since (a go-back-N run skips what was
- * acknowledged)? */
+ * acknowledged)? Later, a timer's restart from the first PSN not acknowledged lands there
+ * as well, on its own. */
 static int resumes_cut(Machine *m, const Conv *c, Py_ssize_t i, int64_t e)
 {
     int64_t at = m->eps.at[c->cut].cursor;
-    if (e == at)
-        return 1;
     int soon = c->prev_req_ev >= 0 && m->r->ts[i] - m->r->ts[c->prev_req_ev] <
                                           MIN_ACK_TIMEOUT_NS - m->r->tol;
+    if (e == at)
+        return soon || c->prev_req_ev < 0;
     return soon && at < e && c->acked != NONE && e == c->acked + 1;
 }
 

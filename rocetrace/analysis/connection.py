@@ -368,9 +368,25 @@ def _run(ev: _Events, tol_ns: int, gate: np.ndarray) -> Conversations:
 
 def slowest_answers(c: Conversations) -> np.ndarray:
     """Per conversation, its slowest request -> ACK time among packets sent once (Karn;
-    0 where none): how far this capture point's view of the sender's clock can lag on
-    that path."""
+    0 where none), READ requests -> their responses alike: how far this capture point's
+    view of the sender's clock can lag on that path."""
     out = np.zeros(len(c.state), np.int64)
     acks = np.flatnonzero(isin_small(c.kind, (ACK, ATOMIC_ACK)) & (c.link >= 0))
     np.maximum.at(out, c.conv[acks], c.ts[acks] - c.ts[c.link[acks]])
+    reads = _read_answers(c)
+    np.maximum.at(out, c.conv[reads], c.ts[reads] - c.ts[c.link[reads]])
     return out
+
+
+def _read_answers(c: Conversations) -> np.ndarray:
+    """READ responses that time their READ's round trip (Karn): linked to a READ request
+    that was new data, and seen before any copy of that request was sent again (else the
+    response may answer the re-issue). READ-only connections show no ACK to time."""
+    resp = np.flatnonzero((c.kind == READ_RESPONSE) & (c.link >= 0))
+    asked = c.link[resp]
+    resp, asked = resp[(c.flags[asked] & NEW) > 0], asked[(c.flags[asked] & NEW) > 0]
+    again = np.flatnonzero((c.kind == REQUEST) & ((c.flags & RESENT) > 0))
+    first_again = pd.Series(c.ts[again]).groupby([c.conv[again], c.ext[again]]).min()
+    key = pd.MultiIndex.from_arrays([c.conv[asked], c.ext[asked]])
+    again_at = first_again.reindex(key).to_numpy(dtype=float, na_value=np.inf)
+    return resp[c.ts[resp] < again_at]
