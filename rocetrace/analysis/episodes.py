@@ -817,6 +817,8 @@ def _message_first(x: Context, ev: np.ndarray) -> np.ndarray:
     starts = req[~np.isin(pos, (POS_MIDDLE, POS_LAST))]
     span = np.int64(1) << 40  # unwrapped PSNs of one conversation stay well inside this
     key = np.unique(c.conv[starts] * span + c.ext[starts] + (span >> 1))
+    if not len(key):  # no message start seen (a capture of middles and lasts only)
+        return c.ext[ev].copy()
     want = c.conv[ev] * span + c.ext[ev] + (span >> 1)
     at = np.searchsorted(key, want, side="right") - 1
     found = (at >= 0) & (key[np.maximum(at, 0)] // span == c.conv[ev])
