@@ -366,6 +366,12 @@ def _run(ev: _Events, tol_ns: int, gate: np.ndarray) -> Conversations:
     )
 
 
+def path_floor(c: Conversations, conv: np.ndarray) -> np.ndarray:
+    """Per conversation of `conv`: its path's shortest NAK answer (answer_floor), -1 where
+    the path shows none."""
+    return c.floor[conv] if len(c.floor) else np.full(len(conv), -1, np.int64)
+
+
 def slowest_answers(c: Conversations) -> np.ndarray:
     """Per conversation, its slowest request -> ACK time among packets sent once (Karn;
     0 where none), READ requests -> their responses alike: how far this capture point's

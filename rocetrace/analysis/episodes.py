@@ -88,6 +88,9 @@ class Context:
     own_repeat: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     # the requests sorted by conversation and PSN, built when first needed (_requests_by_psn)
     requests: _RequestsByPsn | None = None
+    # the progress events in _timer_progress's two readings, built when first needed
+    # (_timer_armed_before: the slow answers and the timeouts' bounds both read them)
+    timer_progress: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def _among(n: int, episodes: Iterable[int]) -> np.ndarray:
@@ -560,7 +563,7 @@ def _split_at_the_floor(x: Context, e: np.ndarray, wait: np.ndarray) -> np.ndarr
     PSN); and resends of a NAKed PSN where a run cut before would resume."""
     c = x.conv
     asked = (e["start_kind"] == cn.START_ASKED) & (e["nak_ev"] >= 0)
-    floor = c.floor[e["conv"]] if len(c.floor) else np.full(len(e), -1, np.int64)
+    floor = cn.path_floor(c, e["conv"])
     close = wait - floor < x.tol.slack_ns
     again = asked & _resumed_at_split_psn(c, e)
     # a split whose PSN the run it cut had just resent (swapped): no more of that run
@@ -614,17 +617,7 @@ def _slow_answers(
     capture cannot tell."""
     c = x.conv
     t0 = c.ts[e["first_ev"]]
-    # the earlier of the two readings of a NAK's acknowledgement: the timer may be older
-    ibta, whole_message = _timer_progress(x)
-    since = (
-        t0
-        - c.ts[
-            np.minimum(
-                _progress_before(c, e["conv"], cause, ibta),
-                _progress_before(c, e["conv"], cause, whole_message),
-            )
-        ]
-    )
+    since = t0 - c.ts[_timer_armed_before(x, e["conv"], cause)]
     timers = x.nic or NicContext(
         timer_ns=x.seen.get("timer_ns"),  # type: ignore[arg-type]
         timer_lo_ns=x.seen.get("timer_lo_ns"),  # type: ignore[arg-type]
@@ -658,7 +651,7 @@ def _timer_not_nak(
     `wait`: since the NAK, less PFC pause; `measured`: the shortest timeout the capture's
     timeouts show (None: none)."""
     c = x.conv
-    floor = np.maximum(c.floor[e["conv"]], 0) if len(c.floor) else np.zeros(len(e), np.int64)
+    floor = np.maximum(cn.path_floor(c, e["conv"]), 0)
     timed = maybe_timer & (trigger == "nak") & (e["start_ext"] >= e["nak_ext"])
     # one run from its first PSN on, that no resend of may answer another NAK (a skip, a
     # split in doubt): else part of it may be a NAK's answer after all
@@ -697,7 +690,7 @@ def _unseen_pause(x: Context, e: np.ndarray, which: np.ndarray, certainty: np.nd
     else:
         c = x.conv
         since = c.ts[e["first_ev"]] - c.ts[_progress_before(c, e["conv"], e["first_ev"])]
-        floor = c.floor[e["conv"]] if len(c.floor) else np.zeros(len(e), np.int64)
+        floor = cn.path_floor(c, e["conv"])
         slowest = cn.slowest_answers(c)[e["conv"]]
         trip = np.maximum(floor, 0) + x.tol.slack_ns
         lag = np.maximum(slowest, floor) + x.tol.slack_ns
@@ -723,15 +716,20 @@ def _rnr_timing(
     PFC pause."""
     c, slack = x.conv, x.tol.slack_ns
     rnr = (trigger == "rnr") & (e["nak_ev"] >= 0) & (e["nak_kind"] == RNR_NAK)
-    code = x.pp.syndrome[c.row[np.maximum(e["nak_ev"], 0)]].astype(np.int64) & 0x1F
-    timer = np.round(np.asarray(RNR_TIMER_US)[code] * 1000).astype(np.int64)
+    timer = _rnr_timer_ns(x, np.maximum(e["nak_ev"], 0))
     since = c.ts[e["first_ev"]] - _ts(c, e["nak_ev"])
-    floor = c.floor[e["conv"]] if len(c.floor) else np.full(len(e), -1, np.int64)
+    floor = cn.path_floor(c, e["conv"])
     early = rnr & (since < timer - slack)
     unmeasured = floor < 0
     floor[unmeasured] = _rnr_round_trip(e, rnr & ~early, wait - timer, slack)[unmeasured]
     on_time = rnr & ~early & (wait <= timer + floor + slack)
     return early, on_time
+
+
+def _rnr_timer_ns(x: Context, ev: np.ndarray) -> np.ndarray:
+    """Per RNR NAK event: the RNR timer its syndrome names, in nanoseconds."""
+    code = x.pp.syndrome[x.conv.row[ev]].astype(np.int64) & 0x1F
+    return np.round(np.asarray(RNR_TIMER_US)[code] * 1000).astype(np.int64)
 
 
 def _rnr_round_trip(e: np.ndarray, retry: np.ndarray, lag: np.ndarray, slack: int) -> np.ndarray:
@@ -784,6 +782,20 @@ def _progress_before(
     return np.where(found, adv[k], first)
 
 
+def _timer_armed_before(x: Context, conv: np.ndarray, ev: np.ndarray) -> np.ndarray:
+    """Per event `ev` of conversation `conv`: the last progress before it that re-armed the
+    sender's ACK timer, the earlier in two readings of what a NAK acknowledges
+    (_timer_progress: the timer may be older; a go-back-0 NIC's timer is not re-armed by a
+    NAK inside the message it redoes)."""
+    if x.timer_progress is None:
+        x.timer_progress = _timer_progress(x)
+    ibta, whole_message = x.timer_progress
+    c = x.conv
+    return np.minimum(
+        _progress_before(c, conv, ev, ibta), _progress_before(c, conv, ev, whole_message)
+    )
+
+
 def _timer_progress(x: Context) -> tuple[np.ndarray, np.ndarray]:
     """The events that acknowledged something new as a sender's ACK timer may count it, in
     two readings of a NAK: it acknowledges every PSN below its own (IBTA), or only what
@@ -791,7 +803,7 @@ def _timer_progress(x: Context) -> tuple[np.ndarray, np.ndarray]:
     below an earlier NAK's PSN restarts no timer; in the second a NAK inside the message
     of an earlier one does not. An RNR NAK acknowledges the PSNs below its own."""
     c = x.conv
-    ev = np.flatnonzero(np.isin(c.kind, (ACK, NAK, RNR_NAK, READ_RESPONSE, ATOMIC_ACK)))
+    ev = np.flatnonzero(np.isin(c.kind, cn.RESPONSE_KINDS))
     nak = c.kind[ev] == NAK
     level = c.ext[ev] - np.isin(c.kind[ev], (NAK, RNR_NAK))
     whole = np.where(nak, _message_first(x, ev) - 1, level)
@@ -886,7 +898,7 @@ def _nak_before_timer(x: Context, e: np.ndarray, ks: np.ndarray) -> np.ndarray:
     naks = np.flatnonzero(np.isin(c.kind, (NAK, RNR_NAK)))
     nak = _progress_before(c, conv, start, naks)
     seen = np.isin(c.kind[nak], (NAK, RNR_NAK)) & (nak >= progress)
-    floor = c.floor[conv] if len(c.floor) else np.full(len(ks), -1, np.int64)
+    floor = cn.path_floor(c, conv)
     lag = np.where(floor >= 0, floor, cn.slowest_answers(c)[conv]) + x.tol.slack_ns
     return seen & (c.ts[start] - c.ts[progress] - lag < MIN_ACK_TIMEOUT_NS)
 
@@ -904,9 +916,8 @@ def _rnr_retry_fits(x: Context, e: np.ndarray, ks: np.ndarray) -> np.ndarray:
     out = np.zeros(len(ks), bool)
     if len(rnr) == 0 or len(ks) == 0:
         return out
-    code = x.pp.syndrome[c.row[rnr]].astype(np.int64) & 0x1F
-    timer = np.round(np.asarray(RNR_TIMER_US)[code] * 1000).astype(np.int64)
-    answers = np.flatnonzero(np.isin(c.kind, (ACK, NAK, RNR_NAK, READ_RESPONSE, ATOMIC_ACK)))
+    timer = _rnr_timer_ns(x, rnr)
+    answers = np.flatnonzero(np.isin(c.kind, cn.RESPONSE_KINDS))
     asked = _progress_before(c, c.conv[answers], answers, np.flatnonzero(c.kind == REQUEST))
     took = c.ts[answers] - c.ts[asked]  # since the request before it
     slowest = pd.Series(took).groupby(c.conv[answers]).max()
@@ -936,15 +947,9 @@ def _timer_bounds(x: Context, e: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray
     c, slack = x.conv, x.tol.slack_ns
     start, conv = e["first_ev"][ks], e["conv"][ks]
     t0 = c.ts[start]
-    # the earlier in two readings of a NAK's acknowledgement (_timer_progress): a go-back-0
-    # NIC's timer is not re-armed by a NAK inside the message it redoes
-    ibta, whole_message = _timer_progress(x)
-    progress = np.minimum(
-        _progress_before(c, conv, start, ibta), _progress_before(c, conv, start, whole_message)
-    )
-    most = t0 - c.ts[progress] + slack
-    responses = np.flatnonzero(np.isin(c.kind, (ACK, NAK, RNR_NAK, READ_RESPONSE, ATOMIC_ACK)))
-    floor = c.floor[conv] if len(c.floor) else np.zeros(len(ks), np.int64)
+    most = t0 - c.ts[_timer_armed_before(x, conv, start)] + slack
+    responses = np.flatnonzero(np.isin(c.kind, cn.RESPONSE_KINDS))
+    floor = cn.path_floor(c, conv)
     lag = np.maximum(cn.slowest_answers(c)[conv], floor)
     took = c.ts[_progress_before(c, conv, start, responses)] + lag
     least = t0 - np.maximum(_ts(c, e["prev_req_ev"][ks]), took) - slack
