@@ -389,8 +389,9 @@ def _read_answers(c: Conversations) -> np.ndarray:
     that was new data, and seen before any copy of that request was sent again (else the
     response may answer the re-issue). READ-only connections show no ACK to time."""
     resp = np.flatnonzero((c.kind == READ_RESPONSE) & (c.link >= 0))
+    new = (c.flags[c.link[resp]] & NEW) > 0
+    resp = resp[new]
     asked = c.link[resp]
-    resp, asked = resp[(c.flags[asked] & NEW) > 0], asked[(c.flags[asked] & NEW) > 0]
     again = np.flatnonzero((c.kind == REQUEST) & ((c.flags & RESENT) > 0))
     first_again = pd.Series(c.ts[again]).groupby([c.conv[again], c.ext[again]]).min()
     key = pd.MultiIndex.from_arrays([c.conv[asked], c.ext[asked]])
