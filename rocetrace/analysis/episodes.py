@@ -51,7 +51,7 @@ EPISODE_COLUMNS = [
     "flow_id", "src_ip", "dst_ip", "dest_qp", "ts", "ts_ns", "trigger", "trigger_certainty",
     "nak_psn", "nak_frame", "nak_frames", "start_psn", "last_psn", "packets", "mode",
     "mode_certainty", "delay_s", "first_frame", "evidence_frames", "nak_latency_ns",
-    "retransmission_latency_ns", "silence_ns", "paused_ns", "resumed",
+    "retransmission_latency_ns", "silence_ns", "paused_ns", "resumed", "late_frames",
 ]  # fmt: skip
 
 
@@ -67,6 +67,9 @@ class Context:
     paused_ns: np.ndarray  # per episode: PFC pause of its priority while it waited
     losses_upstream: np.ndarray  # per conversation: the capture saw requests lost before it
     nic: NicContext | None = None
+    # per conversation: the capture saw a late original (F_REORDER), so this capture point
+    # is after a stage of the path that reorders (_after_reordering)
+    reorders: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     seen: dict[str, object] = field(default_factory=dict)  # this table's own NicContext parts
     # per episode: the run its first resend may continue instead (-1 none; _either_run)
     alt: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -205,7 +208,19 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             x.own_answered[r] = False
             certainty[r] = UNCERTAIN
             certainty[e["taken_split"] == r] = UNCERTAIN
+    certainty[_after_reordering(x, e)] = UNCERTAIN
     return trigger, certainty
+
+
+def _after_reordering(x: Context, e: np.ndarray) -> np.ndarray:
+    """Episodes of a conversation that showed a late original: this capture point is after
+    a stage of the path that reorders, where arrival order is not send order. A resend may
+    arrive long after the NAK it answers and after later NAKs, and a run's copies out of
+    their order, so which NAK an episode answers and its mode, both read from the order of
+    arrivals, are open (which copy of a PSN is the original may be too: _late_or_resent)."""
+    if len(x.reorders) == 0:
+        return np.zeros(len(e), bool)
+    return x.reorders[e["conv"]]
 
 
 def _own_nak_takers(x: Context, e: np.ndarray, ks: np.ndarray) -> dict[int, np.ndarray]:
@@ -1550,6 +1565,50 @@ def _nak_frames(x: Context, e: np.ndarray, by_nak: np.ndarray) -> list[list[int]
     return out
 
 
+def _late_or_resent(x: Context, e: np.ndarray) -> list[list[int]]:
+    """Per episode, the copies of which the capture cannot tell the original: on a
+    conversation that showed a late original (_after_reordering), every copy of a PSN whose
+    first copy the capture saw came after a later PSN and was read as a resend (its
+    original unseen before it). That first copy may be the original, late, and a later
+    copy the resend; or the original came later still, read as a resend or as a late
+    original (its frame then listed with the episode of the first copy). A PSN whose first
+    copy was read as a late original by its timing (sooner than any resend could come)
+    is not listed: that reading does not rest on which copy came first."""
+    out: list[list[int]] = [[] for _ in range(len(e))]
+    c = x.conv
+    if len(x.reorders) == 0 or not x.reorders.any() or len(e) == 0:
+        return out
+    copies = (c.flags & (cn.NEW | cn.RESENT | cn.REORDER)) > 0
+    ev = np.flatnonzero(copies & (c.kind == REQUEST) & x.reorders[np.maximum(c.conv, 0)])
+    ev = ev[c.conv[ev] >= 0]
+    if len(ev) == 0:
+        return out
+    ev = ev[np.lexsort((ev, c.ext[ev], c.conv[ev]))]
+    key = np.stack([c.conv[ev], c.ext[ev]])
+    starts = np.flatnonzero(np.r_[True, (np.diff(key, axis=1) != 0).any(axis=0)])
+    group = np.cumsum(np.r_[True, (np.diff(key, axis=1) != 0).any(axis=0)]) - 1
+    first = ev[starts]
+    open_first = ((c.flags[first] & cn.RESENT) > 0) & ((c.flags[first] & cn.LATE) > 0)
+    keep = open_first[group] & ((c.flags[ev] & (cn.RESENT | cn.REORDER)) > 0)
+    ev, group = ev[keep], group[keep]
+    if len(ev) == 0:
+        return out
+    # the group's episode: the first copy's; a copy in another episode lists it there too
+    home = c.episode[first].astype(np.int64)[group]
+    own = c.episode[ev].astype(np.int64)
+    rows = pd.DataFrame(
+        {"group": group, "frame": c.frames_of(ev, x.pp), "episode": np.where(own >= 0, own, home)}
+    )
+    where = rows.loc[rows["episode"] >= 0, ["episode", "group"]].drop_duplicates()
+    pairs = where.merge(rows[["group", "frame"]], on="group")[["episode", "frame"]]
+    pairs = pairs.drop_duplicates().sort_values(["episode", "frame"])
+    ep_of, frame = pairs["episode"].to_numpy(np.int64), pairs["frame"].to_numpy(np.int64)
+    cut = np.flatnonzero(np.r_[True, np.diff(ep_of) != 0])
+    for k, listed in zip(ep_of[cut].tolist(), np.split(frame, cut[1:]), strict=True):
+        out[k] = listed.tolist()
+    return out
+
+
 def episode_table(x: Context) -> tuple[pd.DataFrame, np.ndarray]:
     """The retransmissions table (EPISODE_COLUMNS), by time, and per state-machine episode
     its row in that table."""
@@ -1595,6 +1654,7 @@ def episode_table(x: Context) -> tuple[pd.DataFrame, np.ndarray]:
             "silence_ns": pd.array(silence, "Int64"),
             "paused_ns": x.paused_ns,
             "resumed": e["resumed"] > 0,
+            "late_frames": _late_or_resent(x, e),
         }
     )
     df.loc[~by_nak, "nak_frame"] = pd.NA
@@ -1636,6 +1696,7 @@ def empty_episodes() -> pd.DataFrame:
             "silence_ns": pd.array([], "Int64"),
             "paused_ns": pd.Series(dtype=np.int64),
             "resumed": pd.Series(dtype=bool),
+            "late_frames": pd.Series(dtype=object),
         }
     )
     return out

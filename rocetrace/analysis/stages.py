@@ -137,7 +137,12 @@ def retransmissions(
     upstream = np.zeros(len(model), bool)
     lost = conv.conv[(conv.flags & (connection.GAP | connection.LATE)) > 0]
     upstream[lost[lost >= 0]] = True
-    ctx = episodes.Context(conv, pp, model, shared.tolerances, paused, upstream, shared.nic)
+    reorders = np.zeros(len(model), bool)
+    late = conv.conv[(conv.flags & connection.REORDER) > 0]
+    reorders[late[late >= 0]] = True
+    ctx = episodes.Context(
+        conv, pp, model, shared.tolerances, paused, upstream, shared.nic, reorders=reorders
+    )
     table, row_of = episodes.episode_table(ctx)
     return table, row_of, episodes.seen_context(ctx)
 

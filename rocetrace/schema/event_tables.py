@@ -68,6 +68,12 @@ RETRANSMISSIONS = Table(
         Column("paused_ns", I64, "PFC pause of the flow's priority while it waited", "ns"),
         Column("resumed", FLAG, "the run resumed after another episode cut it"),
         Column(
+            "late_frames",
+            INTS,
+            "after a stage that reorders: copies of PSNs it resent of which one is the "
+            "original, late, and which one is open (each may be a resend or the original)",
+        ),
+        Column(
             "loss_location",
             TEXT,
             "downstream: the capture saw the first copy (lost between the capture point and "
