@@ -1585,9 +1585,8 @@ def _late_or_resent(x: Context, e: np.ndarray) -> list[list[int]]:
         return out
     ev = ev[np.lexsort((ev, c.ext[ev], c.conv[ev]))]
     key = np.stack([c.conv[ev], c.ext[ev]])
-    starts = np.flatnonzero(np.r_[True, (np.diff(key, axis=1) != 0).any(axis=0)])
-    group = np.cumsum(np.r_[True, (np.diff(key, axis=1) != 0).any(axis=0)]) - 1
-    first = ev[starts]
+    new_psn = np.r_[True, (np.diff(key, axis=1) != 0).any(axis=0)]  # a (conversation, PSN)
+    group, first = np.cumsum(new_psn) - 1, ev[new_psn]
     open_first = ((c.flags[first] & cn.RESENT) > 0) & ((c.flags[first] & cn.LATE) > 0)
     keep = open_first[group] & ((c.flags[ev] & (cn.RESENT | cn.REORDER)) > 0)
     ev, group = ev[keep], group[keep]
