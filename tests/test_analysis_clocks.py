@@ -5,11 +5,17 @@ NAK-triggered go-back-N is found as such."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 from analysis_builder import A, B
+from nic_truth import generate, read_capture
 
+from rocetrace.analysis import tolerances
 from rocetrace.analysis.pipeline import analyze_packets
+from rocetrace.analysis.stages import clock_sample, clock_totals
+from rocetrace.generate import Loss
 
 SPACING_NS = 100
 CE_EVERY = 4  # every 4th request is CE-marked, and the receiver's CNP follows it at once
@@ -82,3 +88,53 @@ def test_microsecond_clock_pairs_every_cnp_and_finds_every_go_back_n() -> None:
     assert set(eps["trigger"]) == {"nak"} and set(eps["mode"]) == {"go-back-n"}
     assert int((eps["trigger_certainty"] != "uncertain").sum()) == naks
     assert (eps["start_psn"] == eps["nak_psn"]).all() and (eps["packets"] == 3).all()
+
+
+def _clock_of(tmp_path: Path, seed: int, **ov: object) -> tolerances.Tolerances:
+    """What the analysis measures of a generated capture's clock and link."""
+    path = tmp_path / "capture.pcap"
+    generate("clean", path, seed=seed, **ov)
+    packets = read_capture(path).packets
+    head = clock_sample(packets.iloc[: tolerances.SAMPLE])
+    return tolerances.measure_sample(head, clock_totals(packets), None)
+
+
+def test_a_mirror_on_25g_links_shows_25g_though_sources_talk_to_two_hosts(
+    tmp_path: Path,
+) -> None:
+    """At a switch mirror a source's frames to two destinations leave by two egress ports:
+    one out of an idle port comes a third of a frame time after one that waited in a busy
+    one. Only frames of one source to one destination show the sender's link."""
+    tol = _clock_of(
+        tmp_path, 800, link_speed_bps=25e9, vantage="mirror", requesters=2, responders=2,
+        ops=("send",), qps=3, messages=7, message_size=16384, window=8, ack_req_every=4,
+        link_delay_ns=2000, losses=(Loss(every=28),), max_packets=400,
+    )  # fmt: skip
+    assert tol.link_bps == 25e9
+    assert tol.max_frame_ns >= 350  # a full frame's wire time at 25 Gb/s, not at 100
+
+
+def test_an_exact_clock_at_a_receiver_shows_no_jitter_on_a_25g_link(tmp_path: Path) -> None:
+    """A receiver's NAK storm: the switch queue spaces some back-to-back frames a frame or
+    more apart, which only spreads spacings upward. An exact clock never brings a frame
+    closer to the one before it than its wire time, so it shows no jitter, and the slack
+    stays a nanosecond (half the whole spread made it 177 ns)."""
+    tol = _clock_of(
+        tmp_path, 0, link_speed_bps=25e9, vantage="receiver", recovery="selective-repeat",
+        ops=("write", "send"), messages=5, message_size=4096, start_psn=16777200,
+        losses=(Loss(rate=0.046875),),
+    )  # fmt: skip
+    assert tol.link_bps == 25e9
+    assert tol.jitter_ns == 0 and tol.slack_ns == 1
+
+
+def test_a_jittery_clock_still_shows_its_jitter() -> None:
+    """Back-to-back spacings an exact frame time apart, each timestamp moved up to 50 ns
+    either way: the spacings that fall short of the frame time show the jitter."""
+    n, frame_ns = 2000, 360
+    rng = np.random.default_rng(3)
+    ts = np.arange(n, dtype=np.int64) * frame_ns + rng.integers(-50, 51, n)
+    src, dst = np.zeros(n, np.int64), np.ones(n, np.int64)
+    wire = np.full(n, 1082, np.int64)
+    tol = tolerances.measure(ts, src, dst, wire, 1)
+    assert tol.jitter_ns >= 50

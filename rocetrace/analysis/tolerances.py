@@ -51,9 +51,9 @@ class Tolerances:
 
 def clock_jitter(ts: np.ndarray, spacing: np.ndarray) -> int:
     """How far a timestamp may be off, at least: the larger of the largest step back
-    between consecutive records (records stay in arrival order) and half the spread of
-    back-to-back spacings (a NIC sends them exactly a frame time apart; a jittery clock
-    spreads them by up to twice its jitter)."""
+    between consecutive records (records stay in arrival order) and how far back-to-back
+    spacings fall short of the frame time (a NIC sends them exactly a frame time apart; a
+    jittery clock brings some closer, by up to twice its jitter; see _jitter)."""
     return _jitter(step_back(ts), spacing)
 
 
@@ -64,10 +64,14 @@ def step_back(ts: np.ndarray) -> int:
 
 
 def _jitter(back: int, spacing: np.ndarray) -> int:
+    """The larger of the step back and how far back-to-back spacings fall short of their
+    median (the frame time): only a clock moves a frame closer to the one before it than
+    the wire allows, while a queue, a pause or a busy NIC only spreads them apart, so the
+    long side of the spread is no sign of jitter."""
     if len(spacing) < _MIN_PAIRS:
         return back
-    low, high = np.quantile(spacing, [0.05, 0.95])
-    return max(back, int(np.ceil((high - low) / 2)))
+    low, median = np.quantile(spacing, [0.05, 0.5])
+    return max(back, int(np.ceil(median - low)))
 
 
 @dataclass(frozen=True)
@@ -143,9 +147,10 @@ def measure(
     declared_resolution_ns: int | None,
 ) -> Tolerances:
     """The tolerances of one capture (columns in record order). Back-to-back frames are
-    looked for per source (a NIC port sending) and per destination (a switch port
-    delivering) in the first records (a clock and a link do not change within a capture);
-    the tighter of the two clusters measures jitter, the faster the link."""
+    looked for per source and destination (a NIC port sending, through one switch egress
+    queue) and per destination (a switch port delivering) in the first records (a clock
+    and a link do not change within a capture); the tighter of the two clusters measures
+    jitter, the faster the link."""
     head = slice(0, SAMPLE)
     sample = (ts[head], src[head], dst[head], wire_len[head])
     return measure_sample(sample, ClockTotals.of(ts, wire_len), declared_resolution_ns)
@@ -165,7 +170,8 @@ def measure_sample(
         resolution = 1000 if totals.last_ts is not None and not totals.sub_us else 1
     size = _common_size(src_, wire_)
     sized = wire_ == size
-    groups = [back_to_back_spacing(ts_[sized], by[sized], wire_[sized]) for by in (src_, dst_)]
+    senders = (_one_path(src_, dst_), dst_)
+    groups = [back_to_back_spacing(ts_[sized], by[sized], wire_[sized]) for by in senders]
     fine = resolution < 1000  # a microsecond clock resolves no frame time
     jitter = min(_jitter(totals.back_ns, g if fine else g[:0]) for g in groups)
     speeds = [link_speed(g, size, resolution + jitter) for g in groups]
@@ -179,6 +185,17 @@ def measure_sample(
         frame = closest + 2 * jitter + resolution if closest else _SLOWEST_FRAME(longest)
     jitter, frame = min(jitter, MAX_SLACK_NS), min(frame, MAX_SLACK_NS)
     return Tolerances(min(resolution, MAX_SLACK_NS), jitter, link, frame)
+
+
+def _one_path(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """A code per (source, destination) pair, -1 where either is unknown. A source's
+    frames to one destination cross one switch egress queue, so no capture point sees them
+    closer than a frame time; to two destinations they leave by two egress ports, and a
+    mirror there sees the second come out of an idle port while the first still waits in
+    a busy one, sooner after it than the wire allows."""
+    known = (src >= 0) & (dst >= 0)
+    width = int(dst.max(initial=0)) + 1
+    return np.where(known, src.astype(np.int64) * width + dst, -1)
 
 
 def _SLOWEST_FRAME(wire_bytes: int) -> int:
