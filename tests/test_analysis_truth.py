@@ -292,6 +292,14 @@ def test_split_for_timing_alone_gives_its_nak_to_a_later_selective_repeat(
     eps = a.retransmissions
     repeat = eps[(eps["mode"] == "selective-repeat") & (eps["start_psn"] == eps["nak_psn"])]
     assert (repeat["trigger_certainty"] != "uncertain").all() and len(repeat) >= 2
+    # the repeat of the PSN the timer's run resent after its NAK: that NAK's answer, likely
+    rows = a.packets[a.packets["frame"].isin(frames)]
+    after = [
+        r
+        for _, r in repeat.iterrows()
+        if ((rows["psn"] == r["start_psn"]) & (rows["frame"] > r["nak_frame"])).any()
+    ]
+    assert len(after) == 1 and after[0]["trigger_certainty"] == "likely"
     assert g.uncertain <= 1
 
 
@@ -616,10 +624,11 @@ def test_selective_repeat_where_a_go_back_n_would_have_lost_its_run(tmp_path: Pa
 # Measured share of uncertain episodes on the hard cases: ns 8.0%, us 13.7%, jitter50
 # 9.0%, 25G 12.2%, 400G 6.4% (us was 14.9% before a selective repeat took back the NAK of
 # a split made for timing alone; before that 9.5%, 17.3%, 10.7%, 16.6%, 7.5% when three
-# cases of RNR NAKs and unseen PFC pauses, mostly open, came in; was 14.4%, 19.9%, 14.7%, 15.6%, 12.2% on the 42 before; then 17%, 25%, 17%,
-# 16%, 16%; then 22%, 38%, 22%, 24%, 24%; before that 25%, 41%, 25%, 27%, 27%, then 33%,
-# 45%, 37%, 30%, 36%, and 64-79% first). A resend that may answer its own NAK instead of
-# continuing its run, and a run resumed after a split in doubt, leave only which NAK is
+# cases of RNR NAKs and unseen PFC pauses, mostly open, came in; was 14.4%, 19.9%, 14.7%,
+# 15.6%, 12.2% on the 42 before; then 17%, 25%, 17%, 16%, 16%; then 22%, 38%, 22%, 24%,
+# 24%; before that 25%, 41%, 25%, 27%, 27%, then 33%, 45%, 37%, 30%, 36%, and 64-79%
+# first). A resend that may answer its own NAK instead of continuing its run, and a run
+# resumed after a split in doubt, leave only which NAK is
 # open when every reading answers a NAK (a split that may continue either of two runs is
 # weighed by both); a SEND-only run goes back N whichever run a split's resends belong to
 # (selective repeat covers RDMA READ and WRITE only); a resumed run's copy of its split's

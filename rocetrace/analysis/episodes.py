@@ -330,9 +330,9 @@ def _cap_reserved(
     x: Context, e: np.ndarray, certainty: np.ndarray, mode_certainty: np.ndarray
 ) -> None:
     """After a rerun (reserved_naks): the restart that took a reserved NAK is its answer,
-    likely, not certain (the other reading needs a NAK the capture did not show); and a
-    run that resent that NAK's PSN before it, as more of the run, has its mode at most
-    likely (were that resend the NAK's answer, the run would end before it)."""
+    likely, not certain (the other reading needs a NAK the capture did not show); and
+    every other run that resent that NAK's PSN after the NAK has its mode at most likely
+    (were that resend the NAK's answer, the run would end before it)."""
     c = x.conv
     if not len(c.reserved) or not c.reserved.any():
         return
