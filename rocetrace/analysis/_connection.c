@@ -148,6 +148,9 @@ typedef struct {
     const int64_t *paused; /* per event: PFC pause of its conversation's priority since the
                               conversation's first event (ns, cumulative) */
     const int8_t *kind, *pos;
+    /* per event: a NAK a split took for timing alone whose answer is a later selective
+     * repeat of its PSN (episodes.py, reserved_naks); no split takes it */
+    const int8_t *reserved;
     const int16_t *opcode;
     int64_t *ext, *gap;
     /* Episode and event indices: int32, half the memory (the run refuses 2^31 events) */
@@ -276,7 +279,8 @@ static Read *read_holding(Machine *m, Py_ssize_t from, int64_t ext)
  * `ext` exactly (exact) or of a later PSN (exact == 0, for a go-back-0 restart at a
  * message start); -1 when none. Only this conversation's NAKs are searched. `gated`: only
  * NAKs seen at least the conversation's gate before the resend (a run's next PSN is the
- * answer to a NAK of it only if the sender could have had that NAK when it chose it). */
+ * answer to a NAK of it only if the sender could have had that NAK when it chose it), and
+ * none reserved for the later restart that answers it (a split's lookup). */
 #define NAK_LOOKBACK 256 /* NAKs searched back: older ones were answered or ignored */
 
 /* The index of the oldest NAK a search back from the newest looks at: this conversation's
@@ -307,7 +311,8 @@ static Py_ssize_t find_nak(Machine *m, const Conv *c, Py_ssize_t i, int64_t ext,
     Py_ssize_t stop = nak_search_stop(m, c);
     for (Py_ssize_t k = m->naks.n - 1; k >= stop; k--) {
         Nak *nk = &m->naks.at[k];
-        if (nk->taken || (gate && r->ts[nk->ev] > r->ts[i] - gate))
+        if (nk->taken || (gate && r->ts[nk->ev] > r->ts[i] - gate) ||
+            (gated && r->reserved[nk->ev]))
             continue;
         if (exact ? nk->ext == ext : (nk->ext > ext && nk->ext <= limit && nk->kind == K_NAK &&
                                       same_message(m, nk->ext, ext)))
@@ -1381,11 +1386,11 @@ static void run_all(Machine *m)
 
 static PyObject *py_run(PyObject *self, PyObject *args)
 {
-    PyObject *o[16];
+    PyObject *o[17];
     long long tol;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOL", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5],
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOOOL", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5],
                           &o[6], &o[7], &o[8], &o[9], &o[10], &o[11], &o[12], &o[13], &o[14],
-                          &o[15], &tol))
+                          &o[15], &o[16], &tol))
         return NULL;
     Arrs arrs = {.used = 0};
     Run r = {.tol = tol};
@@ -1407,6 +1412,7 @@ static PyObject *py_run(PyObject *self, PyObject *args)
     ok = ok && (r.conv_out = array(&arrs, o[13], "conv_out", 'i', 8, 2, r.n_conv, C_FIELDS, 1));
     ok = ok && (r.gate = array(&arrs, o[14], "gate", 'i', 8, 1, -1, r.n_conv, 0));
     ok = ok && (r.paused = array(&arrs, o[15], "paused", 'i', 8, 1, -1, r.n, 0));
+    ok = ok && (r.reserved = array(&arrs, o[16], "reserved", 'i', 1, 1, -1, r.n, 0));
 #undef IN
 #undef OUT
     if (ok && r.n > INT32_MAX) {
@@ -1456,7 +1462,7 @@ static PyObject *py_run(PyObject *self, PyObject *args)
 static PyMethodDef methods[] = {
     {"run", py_run, METH_VARARGS,
      "run(conv, ts, kind, psn, span, opcode, pos, ext, gap, episode, link, flags, history, "
-     "conv_out, gate, paused, tol) -> (episodes bytes, anomalies bytes)"},
+     "conv_out, gate, paused, reserved, tol) -> (episodes bytes, anomalies bytes)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -13,5 +13,5 @@ CONV_FIELDS: int
 def run(
     conv: Array, ts: Array, kind: Array, psn: Array, span: Array, opcode: Array, pos: Array,
     ext: Array, gap: Array, episode: Array, link: Array, flags: Array, history: Array,
-    conv_out: Array, gate: Array, paused: Array, tol: int, /,
+    conv_out: Array, gate: Array, paused: Array, reserved: Array, tol: int, /,
 ) -> tuple[bytes, bytes]: ...

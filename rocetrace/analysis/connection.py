@@ -100,6 +100,10 @@ class Conversations:
     state: np.ndarray  # per flow id: CONV_FIELDS at the capture's end
     floor: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     # per flow id: shortest NAK -> answer its path shows at this capture point, -1 none
+    reserved: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    # per event: a NAK no split took, kept for the later restart that answers it (rerun)
+    inputs: tuple[_Events, np.ndarray, int] | None = None
+    # the second pass's events, gate and slack, for rerun(); dropped once the stage is done
 
     def __len__(self) -> int:
         return len(self.row)
@@ -173,6 +177,19 @@ def run_conversations(
     gate = np.where(floor >= 0, np.maximum(floor - 2 * (tol_ns + frame_ns), 0), -1)
     out = _run(events, tol_ns, gate)
     out.floor = floor
+    out.inputs = (events, gate, tol_ns)
+    return out
+
+
+def rerun(c: Conversations, reserved: np.ndarray) -> Conversations:
+    """The second pass again, with the NAK events `reserved` (bool per event) left to the
+    restarts that answer them: no split at a run's next PSN takes one (each such split was
+    more of its run; episodes.reserved_naks). Returns the new output, `reserved` kept."""
+    if c.inputs is None:
+        return c
+    events, gate, tol_ns = c.inputs
+    out = _run(events, tol_ns, gate, reserved)
+    out.floor, out.reserved, out.inputs = c.floor, reserved, None
     return out
 
 
@@ -336,9 +353,13 @@ def _continued(e: np.ndarray) -> np.ndarray:
     return out
 
 
-def _run(ev: _Events, tol_ns: int, gate: np.ndarray) -> Conversations:
-    """One pass of the state machine over the events."""
+def _run(
+    ev: _Events, tol_ns: int, gate: np.ndarray, reserved: np.ndarray | None = None
+) -> Conversations:
+    """One pass of the state machine over the events; `reserved`: NAK events no split
+    takes (rerun)."""
     n, n_conv = len(ev.row), len(gate)
+    held = np.zeros(n, np.int8) if reserved is None else reserved.astype(np.int8)
     ext, gap = np.empty(n, np.int64), np.empty(n, np.int64)
     episode, link = np.empty(n, np.int32), np.empty(n, np.int32)
     flags = np.empty(n, np.int32)
@@ -347,7 +368,7 @@ def _run(ev: _Events, tol_ns: int, gate: np.ndarray) -> Conversations:
     eps, anomalies = _connection.run(
         ev.conv, ev.ts, ev.kind, ev.psn, ev.span, ev.opcode, ev.pos,
         ext, gap, episode, link, flags, history, state,
-        np.ascontiguousarray(gate, np.int64), ev.paused, int(tol_ns),
+        np.ascontiguousarray(gate, np.int64), ev.paused, held, int(tol_ns),
     )  # fmt: skip
     return Conversations(
         row=ev.row,

@@ -81,6 +81,8 @@ class Context:
     split_open: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     # per restart that takes a NAK a split in doubt took (_claim_taken_naks): those NAKs
     claimed: dict[int, list[int]] = field(default_factory=dict)
+    # those claims made by a selective repeat's shape (_repeat_of_own_psn)
+    claimed_repeat: set[int] = field(default_factory=set)
     # per episode: a go-back-0 reading beside a NAK of its own first PSN that a clean
     # answer of another episode took (_own_nak_answered)
     own_answered: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
@@ -280,7 +282,7 @@ def _claim_taken_naks(x: Context, e: np.ndarray) -> np.ndarray:
     makes (_repeat_of_own_psn), the restart answers those NAKs (each claimed by it alone)
     and the splits are more of their runs. Returns the episode records with
     such a restart's NAK filled in (a copy), `x.claimed` listing its NAK events."""
-    x.claimed = {}
+    x.claimed, x.claimed_repeat = {}, set()
     cand = (e["start_kind"] == cn.START_RESTART) & (e["nak_ev"] < 0) & (e["own_nak_seen"] == 1)
     if not cand.any():
         return e
@@ -301,6 +303,8 @@ def _claim_taken_naks(x: Context, e: np.ndarray) -> np.ndarray:
             continue
         if repeat[k] or _resumes_no_run(e, int(k), sends):
             claims[int(k)] = e["nak_ev"][takers]
+            if repeat[k]:
+                x.claimed_repeat.add(int(k))
     taken = Counter(ev for evs in claims.values() for ev in evs.tolist())
     out = e.copy()
     for run, evs in claims.items():
@@ -310,6 +314,54 @@ def _claim_taken_naks(x: Context, e: np.ndarray) -> np.ndarray:
         out["nak_kind"][run] = NAK
         x.claimed[run] = sorted(evs.tolist())
     return out
+
+
+def reserved_naks(x: Context) -> np.ndarray:
+    """Per event: a NAK that a split made for timing alone took (_split_for_timing) and a
+    later selective repeat of its PSN claims (_claim_taken_naks, _repeat_of_own_psn: a NIC
+    sends one only for a NAK of its first PSN, and answers a NAK once), so the split was
+    more of its run. The state machine runs again with these NAKs left to their restarts
+    (connection.rerun); the repeat's answer stays likely (_cap_reserved)."""
+    out = np.zeros(len(x.conv.kind), bool)
+    e = x.conv.episodes
+    if len(e):
+        _claim_taken_naks(x, e)
+        for k, evs in x.claimed.items():
+            out[evs] = k in x.claimed_repeat
+        out[e["nak_ev"][(e["nak_ev"] >= 0) & ~_split_for_timing(x, e)]] = False
+    return out
+
+
+def _split_for_timing(x: Context, e: np.ndarray) -> np.ndarray:
+    """Splits at a run's next PSN in doubt for timing alone: sooner after their NAK than
+    the path's shortest answer plus the slack, the NAK not there before the run began (a
+    chain of readings then, _either_run; and a restart's NAK stays its own)."""
+    wait = x.conv.ts[e["first_ev"]] - _ts(x.conv, e["nak_ev"]) - x.paused_ns
+    close = wait - cn.path_floor(x.conv, e["conv"]) < x.tol.slack_ns
+    return (e["start_kind"] == cn.START_ASKED) & close & (e["nak_early"] == 0)
+
+
+def _cap_reserved(
+    x: Context, e: np.ndarray, certainty: np.ndarray, mode_certainty: np.ndarray
+) -> None:
+    """After a rerun (reserved_naks): the restart that took a reserved NAK is its answer,
+    likely, not certain (the other reading needs a NAK the capture did not show); and
+    every other run that resent that NAK's PSN after the NAK has its mode at most likely
+    (were that resend the NAK's answer, the run would end before it)."""
+    c = x.conv
+    if not len(c.reserved) or not c.reserved.any():
+        return
+    took = (e["nak_ev"] >= 0) & c.reserved[np.maximum(e["nak_ev"], 0)]
+    certainty[took & (certainty == CERTAIN)] = LIKELY
+    naks = np.flatnonzero(c.reserved)
+    first = pd.Series(naks).groupby([c.conv[naks], c.ext[naks]]).min()
+    resent = np.flatnonzero(c.episode >= 0)
+    key = pd.MultiIndex.from_arrays([c.conv[resent], c.ext[resent]])
+    nak = first.reindex(key).to_numpy(dtype=float, na_value=np.inf)
+    after = resent[resent > nak]
+    runs = np.unique(c.episode[after])
+    runs = runs[~took[runs]]
+    mode_certainty[runs[mode_certainty[runs] == CERTAIN]] = LIKELY
 
 
 def _resumes_no_run(e: np.ndarray, k: int, sends: np.ndarray) -> bool:
@@ -1619,6 +1671,7 @@ def episode_table(x: Context) -> tuple[pd.DataFrame, np.ndarray]:
     c, pp, model = x.conv, x.pp, x.model
     trigger, trigger_certainty = _triggers(x, e)
     mode, mode_certainty = _settled_modes(x, e, trigger, trigger_certainty)
+    _cap_reserved(x, e, trigger_certainty, mode_certainty)
     reissue = _read_reissue(e) & (e["n_resp"] >= 0)
     flow = np.where(reissue & (model.pair[e["conv"]] >= 0), model.pair[e["conv"]], e["conv"])
     t0 = c.ts[e["first_ev"]]

@@ -99,9 +99,40 @@ def congestion_tables(pp: Prepared, model: flows.FlowModel) -> tuple[pd.DataFram
 def conversations(
     pp: Prepared, model: flows.FlowModel, span: flows.ReadSpans, shared: Shared
 ) -> connection.Conversations:
+    """The state machine's passes; once more where a split in doubt took a NAK a later
+    restart answers (episodes.reserved_naks: the split was more of its run)."""
     tol = shared.tolerances
-    return connection.run_conversations(
+    conv = connection.run_conversations(
         pp, model, span, host_pairs(model), tol.slack_ns, tol.max_frame_ns, shared.windows
+    )
+    reserved = episodes.reserved_naks(_episode_context(conv, pp, model, shared))
+    if reserved.any():
+        conv = connection.rerun(conv, reserved)
+    conv.inputs = None
+    return conv
+
+
+def _episode_context(
+    conv: connection.Conversations, pp: Prepared, model: flows.FlowModel, shared: Shared
+) -> episodes.Context:
+    """What the episode rules read besides the episode records: the PFC pause of each
+    episode's priority while it waited, which conversations lost requests upstream, and
+    which showed a late original (seen after a stage that reorders)."""
+    e = conv.episodes
+    windows = shared.windows
+    paused = np.zeros(len(e), np.int64)
+    if len(e) and windows:
+        t0 = conv.ts[e["first_ev"]]
+        since = np.where(e["nak_ev"] >= 0, conv.ts[np.maximum(e["nak_ev"], 0)], t0)
+        paused = windows.overlap(model.priority[e["conv"]], since, t0)
+    upstream = np.zeros(len(model), bool)
+    lost = conv.conv[(conv.flags & (connection.GAP | connection.LATE)) > 0]
+    upstream[lost[lost >= 0]] = True
+    reorders = np.zeros(len(model), bool)
+    late = conv.conv[(conv.flags & connection.REORDER) > 0]
+    reorders[late[late >= 0]] = True
+    return episodes.Context(
+        conv, pp, model, shared.tolerances, paused, upstream, shared.nic, reorders=reorders
     )
 
 
@@ -127,22 +158,7 @@ def retransmissions(
 ) -> tuple[pd.DataFrame, np.ndarray, NicContext]:
     """The retransmissions table, episodes weighed (episodes.py) with the capture's PFC
     pauses and NIC context; and the NIC context this partition's episodes showed."""
-    e = conv.episodes
-    windows = shared.windows
-    paused = np.zeros(len(e), np.int64)
-    if len(e) and windows:
-        t0 = conv.ts[e["first_ev"]]
-        since = np.where(e["nak_ev"] >= 0, conv.ts[np.maximum(e["nak_ev"], 0)], t0)
-        paused = windows.overlap(model.priority[e["conv"]], since, t0)
-    upstream = np.zeros(len(model), bool)
-    lost = conv.conv[(conv.flags & (connection.GAP | connection.LATE)) > 0]
-    upstream[lost[lost >= 0]] = True
-    reorders = np.zeros(len(model), bool)
-    late = conv.conv[(conv.flags & connection.REORDER) > 0]
-    reorders[late[late >= 0]] = True
-    ctx = episodes.Context(
-        conv, pp, model, shared.tolerances, paused, upstream, shared.nic, reorders=reorders
-    )
+    ctx = _episode_context(conv, pp, model, shared)
     table, row_of = episodes.episode_table(ctx)
     return table, row_of, episodes.seen_context(ctx)
 
