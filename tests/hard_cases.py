@@ -1072,6 +1072,34 @@ OPEN_CASES: list[tuple[dict[str, Any], int, tuple[str, ...]]] = [
         973,
         ("ns",),
     ),
+    # A go-back-0 NIC answers a NAK of a SEND's last PSN; its resend of the message's first
+    # PSN is lost before this receiver, which sees the last PSN and a READ, the newest.
+    # What both policies resend alike was read as a SEND's go-back-N, likely, though a
+    # go-back-0 that lost one resend on the way looks the same.
+    (
+        {
+            "ops": ("send", "read", "write_imm"),
+            "recovery": "go-back-0",
+            "vantage": "receiver",
+            "qps": 1,
+            "messages": 2,
+            "message_size": 2048,
+            "start_psn": 100,
+            "losses": (Loss(rate=0.02744144428073976, before_mirror=True),),
+            "max_packets": 3000,
+            "window": 16,
+            "ack_req_every": 4,
+            "timeout": 6,
+            "link_delay_ns": 200,
+            "pfc_on_loss": PfcOnLoss(),
+            "capture_drop_rate": 0.004845058124084644,
+            "requesters": 2,
+            "responders": 2,
+            "vlan": 100,
+        },
+        834,
+        ("ns", "25G"),
+    ),
 ]
 
 # Hard cases on a sprayed path (request reordering): graded on every clock like those

@@ -1075,7 +1075,7 @@ def _modes(
     # selective repeat covers RDMA READ and WRITE only: a SEND both policies would resend
     # alike went back N (unless a go-back-0 could have: a NIC that shows one, a restart
     # inside a message whose first resends may be lost, or below a seen ACK)
-    send = send_class & (policy == "") & (hidden == 0)
+    send = send_class & (policy == "") & ~_go_back_0_may_hide(e, trigger, hidden_any, host, nic)
     send &= ~below_ack & ~np.isin(host, list(nic.gb0_hosts))
     policy[send] = "go-back-n"
     # an ACK timer resends from the sender's first unacknowledged PSN and goes back N
@@ -1378,6 +1378,20 @@ def _resolve_hidden_first(
             mode[k], certainty[k] = "go-back-0", LIKELY
         elif more[k] >= 2 or inside.get(host[k], 0) >= 2:
             certainty[k] = LIKELY
+
+
+def _go_back_0_may_hide(
+    e: np.ndarray, trigger: np.ndarray, hidden: np.ndarray, host: np.ndarray, nic: NicContext
+) -> np.ndarray:
+    """Restarts inside a message (`hidden`, _hidden_first, whatever PSNs they resent) that a
+    go-back-0 whose resends from the message's first PSN were lost on the way would make as
+    well, where nothing tells the two apart: such a go-back-0 would have lost no more than
+    one resend in a row more than a go-back-N, and the NIC restarts inside messages once
+    only (_resolve_hidden_first). A SEND's run there shows no go-back-N."""
+    more = _more_lost_than_go_back_n(e, trigger, hidden)
+    inside = dict(nic.hidden)
+    twice = np.array([inside.get(h, 0) >= 2 for h in host.tolist()], bool)
+    return (hidden != 0) & (more < 2) & ~twice
 
 
 def _back_to_back(x: Context, e: np.ndarray, which: np.ndarray) -> np.ndarray:
