@@ -1100,6 +1100,32 @@ OPEN_CASES: list[tuple[dict[str, Any], int, tuple[str, ...]]] = [
         834,
         ("ns", "25G"),
     ),
+    # A go-back-N NIC at the sender answers a second NAK of a WRITE's PSN after an ACK
+    # acknowledged all but the READ request after it: its run resends that READ alone. The
+    # READ's span was counted as resends a go-back-N would have lost, and the lone resend
+    # read as a selective repeat's tail, likely (25G link).
+    (
+        {
+            "ops": ("write_imm", "read"),
+            "recovery": "go-back-n",
+            "vantage": "sender",
+            "qps": 3,
+            "messages": 8,
+            "message_size": 16384,
+            "start_psn": None,
+            "losses": (Loss(rate=0.013458772932968998, direction="any", kind="any"),),
+            "max_packets": 3000,
+            "window": 16,
+            "ack_req_every": 16,
+            "timeout": 8,
+            "link_delay_ns": 500,
+            "reorder_rate": 0.02399811987287747,
+            "mtu": 512,
+            "ip_version": 6,
+        },
+        463,
+        ("ns", "25G"),
+    ),
 ]
 
 # Hard cases on a sprayed path (request reordering): graded on every clock like those

@@ -368,7 +368,8 @@ def _repeat_of_own_psn(x: Context, e: np.ndarray, which: np.ndarray) -> np.ndarr
         shape[k] = k in asked and not asked[k]
         if not shape[k] or not upstream[k]:
             continue
-        p, newest, second = int(e["start_ext"][k]), int(e["end_ext"][k]), int(e["last_ev"][k])
+        second = int(e["last_ev"][k])
+        p, newest = int(e["start_ext"][k]), int(c.ext[second])  # a READ's PSN, not its span
         conv, orig = int(e["conv"][k]), int(e["orig_ev"][k])
         mine, rdma = _naks_above(x, naks, conv, p, newest, orig, second)
         between = np.arange(e["first_ev"][k] + 1, second)
@@ -393,7 +394,8 @@ def _tail_of_lost_repeat(x: Context, e: np.ndarray, which: np.ndarray) -> np.nda
     longest = _longest_loss(c)
     naks, acks = _responses_of(c)
     for k in np.flatnonzero(out).tolist():  # such runs are few
-        conv, n, newest = int(e["conv"][k]), int(e["nak_ext"][k]), int(e["end_ext"][k])
+        # the resend's own PSN: a READ request's span is no PSNs a go-back-N would resend
+        conv, n, newest = int(e["conv"][k]), int(e["nak_ext"][k]), int(e["start_ext"][k])
         first, until = requests.first_copy(conv, n), int(e["first_ev"][k])
         naked = _op_class(x.pp.opcodes_at(c.row[first : first + 1]))[0] if first >= 0 else ""
         asked, _ = _naks_above(x, naks, conv, n, newest, first, until)
