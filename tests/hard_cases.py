@@ -1126,6 +1126,37 @@ OPEN_CASES: list[tuple[dict[str, Any], int, tuple[str, ...]]] = [
         463,
         ("ns", "25G"),
     ),
+    # A selective-repeat NIC's SEND runs in a NAK storm at a mirror on a path that
+    # reorders (a copy out of place seen early on): one run's copy of a PSN it passed over
+    # came late, after two more runs, alone. Read as a restart answering that PSN's NAK,
+    # claimed from a split (likely), or as a split for it (certain at 25G).
+    (
+        {
+            "ops": ("write_imm", "send"),
+            "recovery": "selective-repeat",
+            "vantage": "mirror",
+            "qps": 1,
+            "messages": 7,
+            "message_size": 2048,
+            "start_psn": 0xFFFFFF,
+            "losses": (
+                Loss(rate=0.030948084691997172, before_mirror=True),
+                Loss(rate=0.03413771440383426),
+            ),
+            "max_packets": 3000,
+            "window": 64,
+            "ack_req_every": 4,
+            "timeout": 10,
+            "link_delay_ns": 500,
+            "reorder_rate": 0.027726469252285304,
+            "mtu": 512,
+            "ip_version": 6,
+            "vlan": 100,
+            "ack_delay_ns": 2000,
+        },
+        216,
+        ("ns", "25G"),
+    ),
 ]
 
 # Hard cases on a sprayed path (request reordering): graded on every clock like those

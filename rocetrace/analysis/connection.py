@@ -34,6 +34,7 @@ from rocetrace.analysis.prepared import (
     Prepared,
     isin_small,
 )
+from rocetrace.analysis.tolerances import MIN_ACK_TIMEOUT_NS
 from rocetrace.capture.zeroed import zeroed
 
 try:
@@ -297,6 +298,55 @@ def lone_late_copy(c: Conversations, trigger: np.ndarray) -> np.ndarray:
     back &= (at == e["nak_ext"][ks]) | ((at == e["msg_first"][ks]) & (at <= e["nak_ext"][ks]))
     out[ks] = back & passed_over(c, ks)
     return out
+
+
+def copy_of_earlier_run(c: Conversations) -> np.ndarray:
+    """Per episode: is it one resend alone, going back (or at a PSN a NAK asked for), of a
+    PSN an earlier run of its conversation passed over (resent PSNs below and above it,
+    not it) since the last new data, where the capture already showed the path reordering
+    that conversation's requests (_reorder_seen)? That resend may be the earlier run's own
+    copy, late, rather than an answer of its own: the NAK it takes may be another's."""
+    e = c.episodes
+    out = np.zeros(len(e), bool)
+    lone = (e["n_resent"] == 1) & np.isin(e["start_kind"], (START_RESTART, START_ASKED))
+    ks = np.flatnonzero(lone & _reorder_seen(c, e))
+    if not len(ks):
+        return out
+    new = np.flatnonzero((c.flags & NEW) != 0)
+    ev = np.flatnonzero(c.episode >= 0)
+    ext = c.ext[ev]
+    of_episode = pd.Series(ext).groupby(c.episode[ev].astype(np.int64)).indices
+    for k in ks.tolist():  # lone resends going back on a reordering path: few
+        p = int(e["start_ext"][k])
+        at = int(np.searchsorted(new, e["first_ev"][k])) - 1
+        since = new[at] if at >= 0 and c.conv[new[at]] == e["conv"][k] else -1
+        for j in range(k - 1, -1, -1):
+            if e["conv"][j] != e["conv"][k] or e["first_ev"][j] < since:
+                break
+            seen = ext[of_episode.get(j, [])]
+            if len(seen) and seen.min() < p < seen.max() and not (seen == p).any():
+                out[k] = True
+                break
+    return out
+
+
+def _reorder_seen(c: Conversations, e: np.ndarray) -> np.ndarray:
+    """Per episode: did the capture show its conversation's path reordering requests
+    before it: a late original (a `reordering` anomaly), or a copy out of place (an
+    earlier lone resend going back with no NAK, of its own PSN or any, sooner than any
+    timer after the request before it: a NIC goes back only for a NAK, a timer or a run it
+    resumes, and a resumed run's resend is no lone episode)?"""
+    late = np.flatnonzero((c.flags & REORDER) != 0)
+    silence = c.ts[e["first_ev"]] - c.ts[np.maximum(e["prev_req_ev"], 0)]
+    stray = (e["n_resent"] == 1) & (e["start_kind"] == START_RESTART) & (e["nak_ev"] < 0)
+    stray &= (e["own_nak_seen"] == 0) & (e["prev_req_ev"] >= 0)
+    stray &= silence < MIN_ACK_TIMEOUT_NS
+    signs = np.concatenate([late, e["first_ev"][stray]])
+    conv = c.conv[signs] if len(signs) else np.zeros(0, np.int64)
+    first = pd.Series(signs).groupby(conv).min()
+    earliest = np.full(int(e["conv"].max(initial=-1)) + 1, np.iinfo(np.int64).max, np.int64)
+    earliest[first.index.to_numpy(np.int64)] = first.to_numpy(np.int64)
+    return earliest[e["conv"]] < e["first_ev"]
 
 
 def answer_floor(c: Conversations, hosts_of: np.ndarray) -> np.ndarray:

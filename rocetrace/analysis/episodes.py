@@ -139,6 +139,7 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     certainty[above & (since >= MIN_ACK_TIMEOUT_NS - slack)] = UNCERTAIN
     certainty[trigger == "unknown"] = UNCERTAIN
     certainty[cn.late_copy(c) | cn.lone_late_copy(c, trigger)] = UNCERTAIN
+    certainty[cn.copy_of_earlier_run(c)] = UNCERTAIN
     # a split the state machine swapped with its run's resumption (no request lost before
     # the capture point so far): where the capture shows such losses after all, a
     # go-back-N that lost resends on the way may have made the skip, and which copy is
