@@ -314,19 +314,19 @@ def copy_of_earlier_run(c: Conversations) -> np.ndarray:
         return out
     new = np.flatnonzero((c.flags & NEW) != 0)
     ev = np.flatnonzero(c.episode >= 0)
-    ext = c.ext[ev]
-    of_episode = pd.Series(ext).groupby(c.episode[ev].astype(np.int64)).indices
+    ep, ext = c.episode[ev].astype(np.int64), c.ext[ev]
+    lo = np.full(len(e), np.iinfo(np.int64).max, np.int64)
+    hi = np.full(len(e), np.iinfo(np.int64).min, np.int64)
+    np.minimum.at(lo, ep, ext)
+    np.maximum.at(hi, ep, ext)
+    of_episode = pd.Series(ext).groupby(ep).indices
     for k in ks.tolist():  # lone resends going back on a reordering path: few
         p = int(e["start_ext"][k])
         at = int(np.searchsorted(new, e["first_ev"][k])) - 1
         since = new[at] if at >= 0 and c.conv[new[at]] == e["conv"][k] else -1
-        for j in range(k - 1, -1, -1):
-            if e["conv"][j] != e["conv"][k] or e["first_ev"][j] < since:
-                break
-            seen = ext[of_episode.get(j, [])]
-            if len(seen) and seen.min() < p < seen.max() and not (seen == p).any():
-                out[k] = True
-                break
+        earlier = (e["conv"][:k] == e["conv"][k]) & (e["first_ev"][:k] >= since)
+        runs = np.flatnonzero(earlier & (lo[:k] < p) & (p < hi[:k]))
+        out[k] = any(not (ext[of_episode[j]] == p).any() for j in runs.tolist())
     return out
 
 
