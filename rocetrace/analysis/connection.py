@@ -370,6 +370,26 @@ def answer_floor(c: Conversations, hosts_of: np.ndarray) -> np.ndarray:
     return np.where(hosts_of >= 0, per_path[np.maximum(hosts_of, 0)], -1)
 
 
+def back_into_skip(c: Conversations) -> np.ndarray:
+    """Per episode: does it go back, right after the run before it (no request between),
+    into the PSNs that run skipped forward over, its last resend above them, where the
+    capture already showed the path reordering the conversation (_reorder_seen)? A NIC's
+    run goes only forward: that skip may be a copy from elsewhere, late, and this resend
+    more of the run."""
+    e = c.episodes
+    ks = np.flatnonzero(e["start_kind"] == START_RESTART)
+    ks = ks[(ks > 0) & (e["conv"][ks] == e["conv"][np.maximum(ks - 1, 0)])]
+    out = np.zeros(len(e), bool)
+    if not len(ks):
+        return out
+    prev = ks - 1
+    last = e["last_ev"][prev]
+    right_after = (e["prev_req_ev"][ks] == last) & (e["n_resent"][prev] >= 2)
+    out[ks] = right_after & passed_over(c, ks) & (e["start_ext"][ks] < c.ext[last])
+    out &= _reorder_seen(c, e)
+    return out
+
+
 def _continued(e: np.ndarray) -> np.ndarray:
     """Lone resends whose run the next episode continues: it starts at the next PSN with no
     request in between and no NAK of its own (a silence alone split the run: the sender

@@ -140,6 +140,11 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     certainty[trigger == "unknown"] = UNCERTAIN
     certainty[cn.late_copy(c) | cn.lone_late_copy(c, trigger)] = UNCERTAIN
     certainty[cn.copy_of_earlier_run(c)] = UNCERTAIN
+    # a restart whose NAK is within the slack of it (the NAK may have come after), going
+    # back right after its run skipped forward over its PSN: that skip may be a copy from
+    # elsewhere, late, and the restart more of the run; which episode holds what is open
+    close = np.flatnonzero(cn.back_into_skip(c) & (cause >= 0) & (wait <= slack))
+    certainty[np.r_[close, close - 1]] = UNCERTAIN
     # a split the state machine swapped with its run's resumption (no request lost before
     # the capture point so far): where the capture shows such losses after all, a
     # go-back-N that lost resends on the way may have made the skip, and which copy is
