@@ -34,6 +34,7 @@ from rocetrace.analysis.prepared import (
     Prepared,
     isin_small,
 )
+from rocetrace.analysis.tolerances import MIN_ACK_TIMEOUT_NS
 from rocetrace.capture.zeroed import zeroed
 
 try:
@@ -316,6 +317,55 @@ def lone_late_copy(c: Conversations, trigger: np.ndarray) -> np.ndarray:
     return out
 
 
+def copy_of_earlier_run(c: Conversations) -> np.ndarray:
+    """Per episode: is it one resend alone, going back (or at a PSN a NAK asked for), of a
+    PSN an earlier run of its conversation passed over (resent PSNs below and above it,
+    not it) since the last new data, where the capture already showed the path reordering
+    that conversation's requests (_reorder_seen)? That resend may be the earlier run's own
+    copy, late, rather than an answer of its own: the NAK it takes may be another's."""
+    e = c.episodes
+    out = np.zeros(len(e), bool)
+    lone = (e["n_resent"] == 1) & np.isin(e["start_kind"], (START_RESTART, START_ASKED))
+    ks = np.flatnonzero(lone & _reorder_seen(c, e))
+    if not len(ks):
+        return out
+    new = np.flatnonzero((c.flags & NEW) != 0)
+    ev = np.flatnonzero(c.episode >= 0)
+    ep, ext = c.episode[ev].astype(np.int64), c.ext[ev]
+    lo = np.full(len(e), np.iinfo(np.int64).max, np.int64)
+    hi = np.full(len(e), np.iinfo(np.int64).min, np.int64)
+    np.minimum.at(lo, ep, ext)
+    np.maximum.at(hi, ep, ext)
+    of_episode = pd.Series(ext).groupby(ep).indices
+    for k in ks.tolist():  # lone resends going back on a reordering path: few
+        p = int(e["start_ext"][k])
+        at = int(np.searchsorted(new, e["first_ev"][k])) - 1
+        since = new[at] if at >= 0 and c.conv[new[at]] == e["conv"][k] else -1
+        earlier = (e["conv"][:k] == e["conv"][k]) & (e["first_ev"][:k] >= since)
+        runs = np.flatnonzero(earlier & (lo[:k] < p) & (p < hi[:k]))
+        out[k] = any(not (ext[of_episode[j]] == p).any() for j in runs.tolist())
+    return out
+
+
+def _reorder_seen(c: Conversations, e: np.ndarray) -> np.ndarray:
+    """Per episode: did the capture show its conversation's path reordering requests
+    before it: a late original (a `reordering` anomaly), or a copy out of place (an
+    earlier lone resend going back with no NAK, of its own PSN or any, sooner than any
+    timer after the request before it: a NIC goes back only for a NAK, a timer or a run it
+    resumes, and a resumed run's resend is no lone episode)?"""
+    late = np.flatnonzero((c.flags & REORDER) != 0)
+    silence = c.ts[e["first_ev"]] - c.ts[np.maximum(e["prev_req_ev"], 0)]
+    stray = (e["n_resent"] == 1) & (e["start_kind"] == START_RESTART) & (e["nak_ev"] < 0)
+    stray &= (e["own_nak_seen"] == 0) & (e["prev_req_ev"] >= 0)
+    stray &= silence < MIN_ACK_TIMEOUT_NS
+    signs = np.concatenate([late, e["first_ev"][stray]])
+    conv = c.conv[signs] if len(signs) else np.zeros(0, np.int64)
+    first = pd.Series(signs).groupby(conv).min()
+    earliest = np.full(int(e["conv"].max(initial=-1)) + 1, np.iinfo(np.int64).max, np.int64)
+    earliest[first.index.to_numpy(np.int64)] = first.to_numpy(np.int64)
+    return earliest[e["conv"]] < e["first_ev"]
+
+
 def answer_floor(c: Conversations, hosts_of: np.ndarray) -> np.ndarray:
     """Per conversation: the shortest time from a NAK to a resend of its PSN that starts an
     episode on its own (after new data or by going back), over the conversation's host
@@ -335,6 +385,26 @@ def answer_floor(c: Conversations, hosts_of: np.ndarray) -> np.ndarray:
     per_path = np.full(int(hosts_of.max(initial=0)) + 1, -1, np.int64)
     per_path[shortest.index.to_numpy(np.int64)] = np.maximum(shortest.to_numpy(np.int64), 0)
     return np.where(hosts_of >= 0, per_path[np.maximum(hosts_of, 0)], -1)
+
+
+def back_into_skip(c: Conversations) -> np.ndarray:
+    """Per episode: does it go back, right after the run before it (no request between),
+    into the PSNs that run skipped forward over, its last resend above them, where the
+    capture already showed the path reordering the conversation (_reorder_seen)? A NIC's
+    run goes only forward: that skip may be a copy from elsewhere, late, and this resend
+    more of the run."""
+    e = c.episodes
+    ks = np.flatnonzero(e["start_kind"] == START_RESTART)
+    ks = ks[(ks > 0) & (e["conv"][ks] == e["conv"][np.maximum(ks - 1, 0)])]
+    out = np.zeros(len(e), bool)
+    if not len(ks):
+        return out
+    prev = ks - 1
+    last = e["last_ev"][prev]
+    right_after = (e["prev_req_ev"][ks] == last) & (e["n_resent"][prev] >= 2)
+    out[ks] = right_after & passed_over(c, ks) & (e["start_ext"][ks] < c.ext[last])
+    out &= _reorder_seen(c, e)
+    return out
 
 
 def _continued(e: np.ndarray) -> np.ndarray:

@@ -144,6 +144,12 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     certainty[above & (since >= MIN_ACK_TIMEOUT_NS - slack)] = UNCERTAIN
     certainty[trigger == "unknown"] = UNCERTAIN
     certainty[cn.late_copy(c) | cn.lone_late_copy(c, trigger)] = UNCERTAIN
+    certainty[cn.copy_of_earlier_run(c)] = UNCERTAIN
+    # a restart whose NAK is within the slack of it (the NAK may have come after), going
+    # back right after its run skipped forward over its PSN: that skip may be a copy from
+    # elsewhere, late, and the restart more of the run; which episode holds what is open
+    close = np.flatnonzero(cn.back_into_skip(c) & (cause >= 0) & (wait <= slack))
+    certainty[np.r_[close, close - 1]] = UNCERTAIN
     # a split the state machine swapped with its run's resumption (no request lost before
     # the capture point so far): where the capture shows such losses after all, a
     # go-back-N that lost resends on the way may have made the skip, and which copy is
@@ -435,7 +441,8 @@ def _repeat_of_own_psn(x: Context, e: np.ndarray, which: np.ndarray) -> np.ndarr
         shape[k] = k in asked and not asked[k]
         if not shape[k] or not upstream[k]:
             continue
-        p, newest, second = int(e["start_ext"][k]), int(e["end_ext"][k]), int(e["last_ev"][k])
+        second = int(e["last_ev"][k])
+        p, newest = int(e["start_ext"][k]), int(c.ext[second])  # a READ's PSN, not its span
         conv, orig = int(e["conv"][k]), int(e["orig_ev"][k])
         mine, rdma = _naks_above(x, naks, conv, p, newest, orig, second)
         between = np.arange(e["first_ev"][k] + 1, second)
@@ -460,7 +467,8 @@ def _tail_of_lost_repeat(x: Context, e: np.ndarray, which: np.ndarray) -> np.nda
     longest = _longest_loss(c)
     naks, acks = _responses_of(c)
     for k in np.flatnonzero(out).tolist():  # such runs are few
-        conv, n, newest = int(e["conv"][k]), int(e["nak_ext"][k]), int(e["end_ext"][k])
+        # the resend's own PSN: a READ request's span is no PSNs a go-back-N would resend
+        conv, n, newest = int(e["conv"][k]), int(e["nak_ext"][k]), int(e["start_ext"][k])
         first, until = requests.first_copy(conv, n), int(e["first_ev"][k])
         naked = _op_class(x.pp.opcodes_at(c.row[first : first + 1]))[0] if first >= 0 else ""
         asked, _ = _naks_above(x, naks, conv, n, newest, first, until)
@@ -1142,7 +1150,7 @@ def _modes(
     # selective repeat covers RDMA READ and WRITE only: a SEND both policies would resend
     # alike went back N (unless a go-back-0 could have: a NIC that shows one, a restart
     # inside a message whose first resends may be lost, or below a seen ACK)
-    send = send_class & (policy == "") & (hidden == 0)
+    send = send_class & (policy == "") & ~_go_back_0_may_hide(e, trigger, hidden_any, host, nic)
     send &= ~below_ack & ~np.isin(host, list(nic.gb0_hosts))
     policy[send] = "go-back-n"
     # an ACK timer resends from the sender's first unacknowledged PSN and goes back N
@@ -1445,6 +1453,20 @@ def _resolve_hidden_first(
             mode[k], certainty[k] = "go-back-0", LIKELY
         elif more[k] >= 2 or inside.get(host[k], 0) >= 2:
             certainty[k] = LIKELY
+
+
+def _go_back_0_may_hide(
+    e: np.ndarray, trigger: np.ndarray, hidden: np.ndarray, host: np.ndarray, nic: NicContext
+) -> np.ndarray:
+    """Restarts inside a message (`hidden`, _hidden_first, whatever PSNs they resent) that a
+    go-back-0 whose resends from the message's first PSN were lost on the way would make as
+    well, where nothing tells the two apart: such a go-back-0 would have lost no more than
+    one resend in a row more than a go-back-N, and the NIC restarts inside messages once
+    only (_resolve_hidden_first). A SEND's run there shows no go-back-N."""
+    more = _more_lost_than_go_back_n(e, trigger, hidden)
+    inside = dict(nic.hidden)
+    twice = np.array([inside.get(h, 0) >= 2 for h in host.tolist()], bool)
+    return (hidden != 0) & (more < 2) & ~twice
 
 
 def _back_to_back(x: Context, e: np.ndarray, which: np.ndarray) -> np.ndarray:
