@@ -582,6 +582,25 @@ def test_selective_repeat_where_a_go_back_n_would_have_lost_its_run(tmp_path: Pa
         assert (sr["mode_certainty"] == "likely").all()
 
 
+def test_run_held_by_an_unseen_pause_where_no_timer_can_have_fired(tmp_path: Path) -> None:
+    """A go-back-0 NIC seen at the receiver (a hard case): its answer to a NAK is held by a
+    PFC pause the receiver cannot see, then goes on at the run's next PSN. The capture's own
+    timeout (a later restart a millisecond after its last progress) rules the ACK timer out
+    for that silence, and no NAK asks for the resend: it is the NAK's run held, likely, its
+    NAK and go-back-0 the run's; and the run's first part keeps its certain go-back-0."""
+    mix, seed = HARD_CASES[44]
+    a, truth = analyzed(tmp_path, "clean", seed, **mix)
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps = a.retransmissions.sort_values("first_frame")
+    run, held = eps.iloc[0], eps.iloc[1]
+    assert (run["trigger"], run["mode"], run["mode_certainty"]) == ("nak", "go-back-0", "certain")
+    assert held["silence_ns"] >= 8192  # split off for a silence alone
+    assert (held["trigger"], held["trigger_certainty"]) == ("nak", "likely")
+    assert held["nak_frame"] == run["nak_frame"]
+    assert (held["mode"], held["mode_certainty"]) == ("go-back-0", "likely")
+
+
 # Measured share of uncertain episodes on the hard cases: ns 9.5%, us 17.3%, jitter50
 # 10.7%, 25G 16.6%, 400G 7.5% (three cases of RNR NAKs and unseen PFC pauses, mostly open,
 # came in; was 14.4%, 19.9%, 14.7%, 15.6%, 12.2% on the 42 before; then 17%, 25%, 17%,

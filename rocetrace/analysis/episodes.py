@@ -86,6 +86,9 @@ class Context:
     # per episode: a go-back-0 reading beside a NAK of its own first PSN on a NIC that shows
     # selective repeat, which takes that NAK instead (_own_nak_on_repeat_nic)
     own_repeat: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    # per episode: the run it is, held by a PFC pause this capture point does not see, where
+    # no timer can have fired by then (-1 none; _unseen_pause, _held_runs)
+    held_of: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     # the requests sorted by conversation and PSN, built when first needed (_requests_by_psn)
     requests: _RequestsByPsn | None = None
     # the progress events in _timer_progress's two readings, built when first needed
@@ -205,7 +208,26 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             x.own_answered[r] = False
             certainty[r] = UNCERTAIN
             certainty[e["taken_split"] == r] = UNCERTAIN
+    _held_runs(x, e, trigger, certainty)
     return trigger, certainty
+
+
+def _held_runs(x: Context, e: np.ndarray, trigger: np.ndarray, certainty: np.ndarray) -> None:
+    """Runs split off for a silence alone (_unseen_pause) where the ACK timer cannot have
+    fired by then (the silence plus a round trip short of the timeout the capture's own
+    timeouts measure): a NIC resends only for a NAK, a timer or a run it goes on with, and
+    the capture shows no NAK for it, so it is the run it went on from, held by a PFC pause
+    this capture point does not see. It takes that run's trigger (likely at most: the
+    pause is not seen), where the run's is a NAK's or an RNR NAK's and not open. In
+    episode order, so a run held twice takes its first part's. `x.held_of` keeps, per
+    episode so read, that run (-1: none)."""
+    for k in np.flatnonzero(x.held_of >= 0).tolist():  # such runs are few
+        run = int(x.held_of[k])
+        if trigger[run] not in ("nak", "rnr") or certainty[run] == UNCERTAIN:
+            x.held_of[k] = -1
+            continue
+        trigger[k] = trigger[run]
+        certainty[k] = LIKELY if certainty[run] == CERTAIN else certainty[run]
 
 
 def _own_nak_takers(x: Context, e: np.ndarray, ks: np.ndarray) -> dict[int, np.ndarray]:
@@ -677,9 +699,11 @@ def _unseen_pause(x: Context, e: np.ndarray, which: np.ndarray, certainty: np.nd
     path's shortest NAK answer; none where unmeasured, which only leaves the cause open
     sooner); the sender's silence since the last progress it had is at most what this
     capture point shows, and at least that less the path's lag (its slowest answer or
-    shortest NAK answer, the longer). The timer surely fired: certain; it cannot have, or
-    no timeout is measured: the cause is open; in between, the timer is likely (the other
-    reading needs a pause the capture shows no sign of, ending as the timer would fire)."""
+    shortest NAK answer, the longer). The timer surely fired: certain; no timeout is
+    measured: the cause is open; it cannot have fired: the run held, its cause the run's
+    (`x.held_of`, _held_runs); in between, the timer is likely (the other reading needs a
+    pause the capture shows no sign of, ending as the timer would fire)."""
+    x.held_of = np.full(len(e), -1, np.int64)
     if not which.any():
         return
     timers = x.nic or NicContext(timer_ns=x.seen.get("timer_ns"))  # type: ignore[arg-type]
@@ -697,6 +721,7 @@ def _unseen_pause(x: Context, e: np.ndarray, which: np.ndarray, certainty: np.nd
         fired, may_fire = since - lag, since + trip  # the sender's silence, at least, at most
         certainty[which & (certainty == LIKELY) & (fired >= timers.timer_ns)] = CERTAIN
         certainty[which & (may_fire < timers.timer_ns)] = UNCERTAIN
+        x.held_of = np.where(which & (may_fire < timers.timer_ns), e["cut_of"], -1)
         margin = narrowed(
             timer_margin(fired[which], timers.timer_ns),
             timer_margin(may_fire[which], timers.timer_ns),
@@ -1069,8 +1094,10 @@ def _modes(
     cut_run &= e["end_ext"] < e["last_sent_first"]
     either = (same_packets | cut_short | cut_run | below_ack | (tail_skip & overtaken)) & ~gb0
     either &= certainty != CERTAIN
-    # an episode of open cause shows no policy for a cause (a run held by a pause, say)
-    shows = (certainty == CERTAIN) & (trigger_certainty != UNCERTAIN) & ~not_shown
+    # an episode of open cause shows no policy for a cause (a run held by a pause, say), nor
+    # does a held run's second part (its PSNs are the run's, below)
+    held = x.held_of >= 0 if len(x.held_of) == len(e) else np.zeros(len(e), bool)
+    shows = (certainty == CERTAIN) & (trigger_certainty != UNCERTAIN) & ~not_shown & ~held
     policy = _host_policy(x, e, trigger, mode, np.where(shows, CERTAIN, UNCERTAIN))
     # selective repeat covers RDMA READ and WRITE only: a SEND both policies would resend
     # alike went back N (unless a go-back-0 could have: a NIC that shows one, a restart
@@ -1151,6 +1178,13 @@ def _modes(
         if len(x.alt2) == len(e):  # a split that may continue either of two runs: both
             alt2 = np.where(whole, -1, x.alt2)
             _same_mode_either_run(alt2, mode, certainty, sends_only, keep)
+    # a run held by a pause the capture point does not see (_held_runs): its second part
+    # resends by the run's policy, as likely as its trigger
+    for k in np.flatnonzero(held).tolist():  # such runs are few
+        run = int(x.held_of[k])
+        mode[k] = mode[run]
+        certainty[k] = LIKELY if certainty[run] == CERTAIN else certainty[run]
+        certainty[k] = UNCERTAIN if trigger_certainty[k] == UNCERTAIN else certainty[k]
     return mode, certainty, shows | gb0_shows
 
 
@@ -1561,6 +1595,7 @@ def episode_table(x: Context) -> tuple[pd.DataFrame, np.ndarray]:
     c, pp, model = x.conv, x.pp, x.model
     trigger, trigger_certainty = _triggers(x, e)
     mode, mode_certainty = _settled_modes(x, e, trigger, trigger_certainty)
+    e = _with_held_naks(x, e)
     reissue = _read_reissue(e) & (e["n_resp"] >= 0)
     flow = np.where(reissue & (model.pair[e["conv"]] >= 0), model.pair[e["conv"]], e["conv"])
     t0 = c.ts[e["first_ev"]]
@@ -1606,6 +1641,18 @@ def episode_table(x: Context) -> tuple[pd.DataFrame, np.ndarray]:
     row_of = np.empty(len(by_time), np.int64)
     row_of[by_time] = np.arange(len(by_time))
     return df.take(by_time).reset_index(drop=True), row_of
+
+
+def _with_held_naks(x: Context, e: np.ndarray) -> np.ndarray:
+    """The episodes as the table shows them: a run held by a pause (_held_runs) names the
+    NAK of the run it went on from."""
+    held = np.flatnonzero(x.held_of >= 0) if len(x.held_of) == len(e) else np.zeros(0, np.int64)
+    if not len(held):
+        return e
+    e = e.copy()
+    for col in ("nak_ev", "nak_ext", "nak_kind"):
+        e[col][held] = e[col][x.held_of[held]]
+    return e
 
 
 def empty_episodes() -> pd.DataFrame:
