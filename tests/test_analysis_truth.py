@@ -601,6 +601,30 @@ def test_run_held_by_an_unseen_pause_where_no_timer_can_have_fired(tmp_path: Pat
     assert (held["mode"], held["mode_certainty"]) == ("go-back-0", "likely")
 
 
+def test_rnr_retry_on_time_whose_first_resend_was_lost(tmp_path: Path) -> None:
+    """A go-back-N NIC seen at the receiver, its requests lost before it now and then (a
+    hard case): an RNR NAK's second retry lost its first resend, so the run seen begins
+    above the NAKed PSN, long after the last progress. Begun one resend earlier (the run
+    goes back to back), the retry came exactly the RNR timer plus the path's round trip
+    after its NAK, as the first retry did: no ACK timer fires at that very moment, so it is
+    the retry, likely; and the NAKed PSN began a message, so a go-back-0 would have sent the
+    same: go-back-N, likely, and the first retry's go-back-N stays certain."""
+    mix, seed = HARD_CASES[42]
+    a, truth = analyzed(tmp_path, "clean", seed, **mix)
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps = a.retransmissions.sort_values("first_frame")
+    first, second = eps.iloc[0], eps.iloc[1]
+    assert (first["trigger"], first["mode"], first["mode_certainty"]) == (
+        "rnr",
+        "go-back-n",
+        "certain",
+    )
+    assert second["start_psn"] == (first["start_psn"] + 1) % (1 << 24)  # first resend lost
+    assert (second["trigger"], second["trigger_certainty"]) == ("rnr", "likely")
+    assert (second["mode"], second["mode_certainty"]) == ("go-back-n", "likely")
+
+
 # Measured share of uncertain episodes on the hard cases: ns 31 of 402 (7.7%), us 14.7%,
 # jitter50 8.7%, 25G 12.2%, 400G 6.4% (a run held by a PFC pause the capture point does
 # not see, where no timer can have fired, is the run's: was 8.0%, 14.9%, 9.0%, 12.2%,

@@ -135,11 +135,15 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     certainty = np.full(len(e), CERTAIN, dtype=object)
     certainty[(cause >= 0) & (wait <= slack)] = LIKELY
     # a run above its NAKed PSN: that NAK's go-back-N only if its first resends were lost;
-    # so too a timer's restart, once the timer may have fired
+    # so too a timer's restart, once the timer may have fired, but for an RNR NAK's retry
+    # on time (the other reading needs the ACK timer to fire at that very moment)
     above = _above_nak(e)
     certainty[above & (certainty == CERTAIN)] = LIKELY
     since = t0 - c.ts[_progress_before(c, e["conv"], e["first_ev"])]
-    certainty[above & (since >= MIN_ACK_TIMEOUT_NS - slack)] = UNCERTAIN
+    rnr_early, _ = _rnr_timing(x, e, trigger, wait)
+    lost = _lost_wire_ns(x, e, above)  # the retry began before its first resend seen
+    _, rnr_on_time = _rnr_timing(x, e, trigger, wait - lost)
+    certainty[above & (since >= MIN_ACK_TIMEOUT_NS - slack) & ~rnr_on_time] = UNCERTAIN
     certainty[trigger == "unknown"] = UNCERTAIN
     certainty[cn.late_copy(c) | cn.lone_late_copy(c, trigger)] = UNCERTAIN
     # a split the state machine swapped with its run's resumption (no request lost before
@@ -194,7 +198,6 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     asked = _near_naks(c, e, _among(len(e), skipped))
     certainty[[k for k in skipped.tolist() if asked.get(k, True)]] = UNCERTAIN  # RNR: absent
     x.seen["timer_ns"] = _timeout_silence(x, e, trigger, certainty)
-    rnr_early, rnr_on_time = _rnr_timing(x, e, trigger, wait)
     if slow.any():
         _slow_answers(x, e, slow, cause, wait, trigger, certainty, rnr_on_time)
     # sooner after its RNR NAK than the timer that NAK names: no retry of it
@@ -210,6 +213,23 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             certainty[e["taken_split"] == r] = UNCERTAIN
     _held_runs(x, e, trigger, certainty)
     return trigger, certainty
+
+
+def _lost_wire_ns(x: Context, e: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """Per run of `which` (above its NAKed PSN, _above_nak), the wire time, at least, of
+    the resends it lost before the capture point (from the NAKed PSN up to its first seen,
+    each as long as its original, at the link speed the capture shows; 0 where none is
+    known): a run goes back to back, so it began at least that long before its first resend
+    seen."""
+    out = np.zeros(len(e), np.int64)
+    ks = np.flatnonzero(which)
+    if not len(ks) or not x.tol.link_bps:
+        return out
+    requests = _requests_by_psn(x)
+    for k in ks.tolist():  # such runs are few
+        conv, lo, hi = int(e["conv"][k]), int(e["nak_ext"][k]), int(e["start_ext"][k])
+        out[k] = int(x.tol.frame_ns(requests.wire_between(conv, lo - 1, hi)))
+    return out
 
 
 def _held_runs(x: Context, e: np.ndarray, trigger: np.ndarray, certainty: np.ndarray) -> None:
@@ -1236,7 +1256,9 @@ def _lone_resend_run_lost(x: Context, e: np.ndarray, which: np.ndarray) -> np.nd
 
 def _message_starts_at_nak(x: Context, e: np.ndarray) -> np.ndarray:
     """Per episode: did the PSN before its NAKed one end a message (its first copy a LAST or
-    ONLY)? Then a go-back-0 of that NAK begins where a go-back-N does."""
+    ONLY), or the NAKed PSN begin one (its first copy a FIRST or ONLY: the PSN before it may
+    be unseen, before the capture began)? Then a go-back-0 of that NAK begins where a
+    go-back-N does."""
     out = np.zeros(len(e), bool)
     above = np.flatnonzero(_above_nak(e))
     if not len(above):
@@ -1245,6 +1267,8 @@ def _message_starts_at_nak(x: Context, e: np.ndarray) -> np.ndarray:
     for k in above.tolist():  # such runs are few
         ev = requests.first_copy(int(e["conv"][k]), int(e["nak_ext"][k]) - 1)
         out[k] = ev >= 0 and x.pp.position[x.conv.row[ev]] in (POS_LAST, POS_ONLY)
+        ev = requests.first_copy(int(e["conv"][k]), int(e["nak_ext"][k]))
+        out[k] |= ev >= 0 and x.pp.position[x.conv.row[ev]] in (POS_FIRST, POS_ONLY)
     return out
 
 
