@@ -625,34 +625,35 @@ def test_rnr_retry_on_time_whose_first_resend_was_lost(tmp_path: Path) -> None:
     assert (second["mode"], second["mode_certainty"]) == ("go-back-n", "likely")
 
 
-# Measured share of uncertain episodes on the hard cases: ns 31 of 402 (7.7%), us 14.7%,
-# jitter50 8.7%, 25G 12.2%, 400G 6.4% (a run held by a PFC pause the capture point does
-# not see, where no timer can have fired, is the run's: was 8.0%, 14.9%, 9.0%, 12.2%,
-# 6.4%; before that 9.5%, 17.3%, 10.7%, 16.6%, 7.5% when three cases of RNR NAKs and
-# unseen PFC pauses, mostly open, came in; was 14.4%, 19.9%, 14.7%, 15.6%, 12.2% on the 42
-# before; then 17%, 25%, 17%, 16%, 16%; then 22%, 38%, 22%, 24%, 24%; before that 25%,
-# 41%, 25%, 27%, 27%, then 33%, 45%, 37%, 30%, 36%, and 64-79% first). A resend that may
-# answer its own NAK instead of continuing its run, and a run resumed after a split in
-# doubt, leave only which NAK is open when every reading answers a NAK (a split that may
-# continue either of two runs is weighed by both); a SEND-only run goes back N whichever
-# run a split's resends belong to (selective repeat covers RDMA READ and WRITE only); a
-# resumed run's copy of its split's PSN swaps with the split's before a skip to the newest
-# (a selective repeat's resends go back to back); a restart whose NAK every split in doubt
-# took answers it; a go-back-0 reading beside a NAK of its own first PSN that another
-# episode cleanly answered is likely, and none stands on a NIC that shows a selective
-# repeat (the restart answers its own PSN's NAK); a restart of a taken NAK's PSN, then a
-# skip to the newest, is that NAK's selective repeat, and a lone resend of the newest
-# above a READ's or WRITE's NAK that a go-back-N would have needed a loss burst for is its
-# tail; a run that reached the newest PSN keeps its mode beside a restart of open cause; a
-# timer restart is weighed from what the sender can have had. What stays open is mostly
-# NAK storms on a selective-repeat NIC where a WRITE's resend may answer its own NAK
-# selectively or continue a SEND's go-back-N run (the mode changes with the reading), and
-# where the trigger itself is open; restarts inside a message where a go-back-0's lost
-# first resends would look the same; READ re-issues and slow answers with no timeout
-# measured (the trigger open where no other timeout measures the timer: a run held after a
-# millisecond's silence may be the timer's or a pause's). The bounds keep it from getting
-# worse unnoticed; the aim is 5%.
-UNCERTAIN_AT_MOST = {"ns": 0.085, "us": 0.155, "jitter50": 0.095, "25G": 0.13, "400G": 0.07}
+# Measured share of uncertain episodes on the hard cases: ns 29 of 402 (7.2%), us 14.2%,
+# jitter50 8.2%, 25G 11.6%, 400G 5.9% (a run held by a PFC pause the capture point does
+# not see, where no timer can have fired, is the run's, and an RNR NAK's retry on time
+# that lost its first resends is the retry: was 8.0%, 14.9%, 9.0%, 12.2%, 6.4%; before
+# that 9.5%, 17.3%, 10.7%, 16.6%, 7.5% when three cases of RNR NAKs and unseen PFC pauses,
+# mostly open, came in; was 14.4%, 19.9%, 14.7%, 15.6%, 12.2% on the 42 before; then 17%,
+# 25%, 17%, 16%, 16%; then 22%, 38%, 22%, 24%, 24%; before that 25%, 41%, 25%, 27%, 27%,
+# then 33%, 45%, 37%, 30%, 36%, and 64-79% first). A resend that may answer its own NAK
+# instead of continuing its run, and a run resumed after a split in doubt, leave only
+# which NAK is open when every reading answers a NAK (a split that may continue either of
+# two runs is weighed by both); a SEND-only run goes back N whichever run a split's
+# resends belong to (selective repeat covers RDMA READ and WRITE only); a resumed run's
+# copy of its split's PSN swaps with the split's before a skip to the newest (a selective
+# repeat's resends go back to back); a restart whose NAK every split in doubt took answers
+# it; a go-back-0 reading beside a NAK of its own first PSN that another episode cleanly
+# answered is likely, and none stands on a NIC that shows a selective repeat (the restart
+# answers its own PSN's NAK); a restart of a taken NAK's PSN, then a skip to the newest,
+# is that NAK's selective repeat, and a lone resend of the newest above a READ's or
+# WRITE's NAK that a go-back-N would have needed a loss burst for is its tail; a run that
+# reached the newest PSN keeps its mode beside a restart of open cause; a timer restart is
+# weighed from what the sender can have had. What stays open is mostly NAK storms on a
+# selective-repeat NIC where a WRITE's resend may answer its own NAK selectively or
+# continue a SEND's go-back-N run (the mode changes with the reading), and where the
+# trigger itself is open; restarts inside a message where a go-back-0's lost first resends
+# would look the same; READ re-issues and slow answers with no timeout measured (the
+# trigger open where no other timeout measures the timer: a run held after a millisecond's
+# silence may be the timer's or a pause's). The bounds keep it from getting worse
+# unnoticed; the aim is 5%.
+UNCERTAIN_AT_MOST = {"ns": 0.08, "us": 0.15, "jitter50": 0.09, "25G": 0.125, "400G": 0.065}
 
 
 @pytest.mark.parametrize("clock", sorted(UNCERTAIN_AT_MOST))
