@@ -625,6 +625,23 @@ def test_rnr_retry_on_time_whose_first_resend_was_lost(tmp_path: Path) -> None:
     assert (second["mode"], second["mode_certainty"]) == ("go-back-n", "likely")
 
 
+def test_go_back_n_above_its_nak_on_a_nic_that_shows_go_back_n(tmp_path: Path) -> None:
+    """A selective-repeat NIC seen at a mirror (a hard case): SENDs go back N, and this NIC
+    shows that certainly, from inside messages. A SEND's go-back-N whose first resends were
+    lost before the mirror begins above its NAKed PSN, inside the message: a go-back-0
+    would have lost its message's first resends alike, but this NIC is no go-back-0 NIC
+    (recovery is a NIC setting): go-back-N, likely."""
+    mix, seed = HARD_CASES[33]
+    a, truth = analyzed(tmp_path, "clean", seed, **mix)
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps = a.retransmissions
+    above = eps[(eps["trigger"] == "nak") & (eps["start_psn"] != eps["nak_psn"])]
+    above = above[above["mode"] == "go-back-n"]
+    assert len(above)
+    assert (above["mode_certainty"] == "likely").all()
+
+
 # Measured share of uncertain episodes on the hard cases: ns 29 of 402 (7.2%), us 14.2%,
 # jitter50 8.2%, 25G 11.6%, 400G 5.9% (a run held by a PFC pause the capture point does
 # not see, where no timer can have fired, is the run's, and an RNR NAK's retry on time

@@ -1119,6 +1119,7 @@ def _modes(
     held = x.held_of >= 0 if len(x.held_of) == len(e) else np.zeros(len(e), bool)
     shows = (certainty == CERTAIN) & (trigger_certainty != UNCERTAIN) & ~not_shown & ~held
     policy = _host_policy(x, e, trigger, mode, np.where(shows, CERTAIN, UNCERTAIN))
+    shown_policy = policy.copy()  # the NIC's own, before the defaults below
     # selective repeat covers RDMA READ and WRITE only: a SEND both policies would resend
     # alike went back N (unless a go-back-0 could have: a NIC that shows one, a restart
     # inside a message whose first resends may be lost, or below a seen ACK)
@@ -1160,7 +1161,13 @@ def _modes(
     # begun at that PSN's message, which only a message begun at that PSN rules out
     above = _above_nak(e)
     certainty[above & (certainty == CERTAIN)] = LIKELY
-    certainty[above & ~_message_starts_at_nak(x, e)] = UNCERTAIN
+    # unless the same NIC shows a certain go-back-N (from inside a message) for the same
+    # operation class and cause: it is no go-back-0 NIC (recovery is a NIC setting)
+    back_n = (mode == "go-back-n") & (shown_policy == "go-back-n")
+    back_n &= trigger_certainty != UNCERTAIN
+    certainty[above & ~_message_starts_at_nak(x, e) & ~(back_n & (certainty != UNCERTAIN))] = (
+        UNCERTAIN
+    )
     # or a selective repeat's skip to the newest PSN sent after its lost resend
     newest = above & (e["start_ext"] >= e["last_sent_first"])
     certainty[newest] = UNCERTAIN
