@@ -741,7 +741,8 @@ def _unseen_pause(x: Context, e: np.ndarray, which: np.ndarray, certainty: np.nd
         fired, may_fire = since - lag, since + trip  # the sender's silence, at least, at most
         certainty[which & (certainty == LIKELY) & (fired >= timers.timer_ns)] = CERTAIN
         certainty[which & (may_fire < timers.timer_ns)] = UNCERTAIN
-        x.held_of = np.where(which & (may_fire < timers.timer_ns), e["cut_of"], -1)
+        held = which & (may_fire < timers.timer_ns) & (e["cut_of"] >= 0)
+        x.held_of = np.where(held, e["cut_of"], -1)
         margin = narrowed(
             timer_margin(fired[which], timers.timer_ns),
             timer_margin(may_fire[which], timers.timer_ns),
