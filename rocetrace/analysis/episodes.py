@@ -91,6 +91,9 @@ class Context:
     # per episode: a go-back-0 reading beside a NAK of its own first PSN on a NIC that shows
     # selective repeat, which takes that NAK instead (_own_nak_on_repeat_nic)
     own_repeat: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    # per episode: the run it is, held by a PFC pause this capture point does not see, where
+    # no timer can have fired by then (-1 none; _unseen_pause, _held_runs)
+    held_of: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     # the requests sorted by conversation and PSN, built when first needed (_requests_by_psn)
     requests: _RequestsByPsn | None = None
     # the progress events in _timer_progress's two readings, built when first needed
@@ -137,11 +140,15 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     certainty = np.full(len(e), CERTAIN, dtype=object)
     certainty[(cause >= 0) & (wait <= slack)] = LIKELY
     # a run above its NAKed PSN: that NAK's go-back-N only if its first resends were lost;
-    # so too a timer's restart, once the timer may have fired
+    # so too a timer's restart, once the timer may have fired, but for an RNR NAK's retry
+    # on time (the other reading needs the ACK timer to fire at that very moment)
     above = _above_nak(e)
     certainty[above & (certainty == CERTAIN)] = LIKELY
     since = t0 - c.ts[_progress_before(c, e["conv"], e["first_ev"])]
-    certainty[above & (since >= MIN_ACK_TIMEOUT_NS - slack)] = UNCERTAIN
+    rnr_early, _ = _rnr_timing(x, e, trigger, wait)
+    lost = _lost_wire_ns(x, e, above)  # the retry began before its first resend seen
+    _, rnr_on_time = _rnr_timing(x, e, trigger, wait - lost)
+    certainty[above & (since >= MIN_ACK_TIMEOUT_NS - slack) & ~rnr_on_time] = UNCERTAIN
     certainty[trigger == "unknown"] = UNCERTAIN
     certainty[cn.late_copy(c) | cn.lone_late_copy(c, trigger)] = UNCERTAIN
     certainty[cn.copy_of_earlier_run(c)] = UNCERTAIN
@@ -202,7 +209,6 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     asked = _near_naks(c, e, _among(len(e), skipped))
     certainty[[k for k in skipped.tolist() if asked.get(k, True)]] = UNCERTAIN  # RNR: absent
     x.seen["timer_ns"] = _timeout_silence(x, e, trigger, certainty)
-    rnr_early, rnr_on_time = _rnr_timing(x, e, trigger, wait)
     if slow.any():
         _slow_answers(x, e, slow, cause, wait, trigger, certainty, rnr_on_time)
     # sooner after its RNR NAK than the timer that NAK names: no retry of it
@@ -216,7 +222,8 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             x.own_answered[r] = False
             certainty[r] = UNCERTAIN
             certainty[e["taken_split"] == r] = UNCERTAIN
-    certainty[_after_reordering(x, e)] = UNCERTAIN
+    _held_runs(x, e, trigger, certainty)
+    certainty[_after_reordering(x, e)] = UNCERTAIN  # last: whatever the rules above read
     return trigger, certainty
 
 
@@ -229,6 +236,41 @@ def _after_reordering(x: Context, e: np.ndarray) -> np.ndarray:
     if len(x.reorders) == 0:
         return np.zeros(len(e), bool)
     return x.reorders[e["conv"]]
+
+
+def _lost_wire_ns(x: Context, e: np.ndarray, which: np.ndarray) -> np.ndarray:
+    """Per run of `which` (above its NAKed PSN, _above_nak), the wire time, at least, of
+    the resends it lost before the capture point (from the NAKed PSN up to its first seen,
+    each as long as its original, at the link speed the capture shows; 0 where none is
+    known): a run goes back to back, so it began at least that long before its first resend
+    seen."""
+    out = np.zeros(len(e), np.int64)
+    ks = np.flatnonzero(which)
+    if not len(ks) or not x.tol.link_bps:
+        return out
+    requests = _requests_by_psn(x)
+    for k in ks.tolist():  # such runs are few
+        conv, lo, hi = int(e["conv"][k]), int(e["nak_ext"][k]), int(e["start_ext"][k])
+        out[k] = int(x.tol.frame_ns(requests.wire_between(conv, lo - 1, hi)))
+    return out
+
+
+def _held_runs(x: Context, e: np.ndarray, trigger: np.ndarray, certainty: np.ndarray) -> None:
+    """Runs split off for a silence alone (_unseen_pause) where the ACK timer cannot have
+    fired by then (the silence plus a round trip short of the timeout the capture's own
+    timeouts measure): a NIC resends only for a NAK, a timer or a run it goes on with, and
+    the capture shows no NAK for it, so it is the run it went on from, held by a PFC pause
+    this capture point does not see. It takes that run's trigger (likely at most: the
+    pause is not seen), where the run's is a NAK's or an RNR NAK's and not open. In
+    episode order, so a run held twice takes its first part's. `x.held_of` keeps, per
+    episode so read, that run (-1: none)."""
+    for k in np.flatnonzero(x.held_of >= 0).tolist():  # such runs are few
+        run = int(x.held_of[k])
+        if trigger[run] not in ("nak", "rnr") or certainty[run] == UNCERTAIN:
+            x.held_of[k] = -1
+            continue
+        trigger[k] = trigger[run]
+        certainty[k] = LIKELY if certainty[run] == CERTAIN else certainty[run]
 
 
 def _own_nak_takers(x: Context, e: np.ndarray, ks: np.ndarray) -> dict[int, np.ndarray]:
@@ -752,9 +794,11 @@ def _unseen_pause(x: Context, e: np.ndarray, which: np.ndarray, certainty: np.nd
     path's shortest NAK answer; none where unmeasured, which only leaves the cause open
     sooner); the sender's silence since the last progress it had is at most what this
     capture point shows, and at least that less the path's lag (its slowest answer or
-    shortest NAK answer, the longer). The timer surely fired: certain; it cannot have, or
-    no timeout is measured: the cause is open; in between, the timer is likely (the other
-    reading needs a pause the capture shows no sign of, ending as the timer would fire)."""
+    shortest NAK answer, the longer). The timer surely fired: certain; no timeout is
+    measured: the cause is open; it cannot have fired: the run held, its cause the run's
+    (`x.held_of`, _held_runs); in between, the timer is likely (the other reading needs a
+    pause the capture shows no sign of, ending as the timer would fire)."""
+    x.held_of = np.full(len(e), -1, np.int64)
     if not which.any():
         return
     timers = x.nic or NicContext(timer_ns=x.seen.get("timer_ns"))  # type: ignore[arg-type]
@@ -772,6 +816,8 @@ def _unseen_pause(x: Context, e: np.ndarray, which: np.ndarray, certainty: np.nd
         fired, may_fire = since - lag, since + trip  # the sender's silence, at least, at most
         certainty[which & (certainty == LIKELY) & (fired >= timers.timer_ns)] = CERTAIN
         certainty[which & (may_fire < timers.timer_ns)] = UNCERTAIN
+        held = which & (may_fire < timers.timer_ns) & (e["cut_of"] >= 0)
+        x.held_of = np.where(held, e["cut_of"], -1)
         margin = narrowed(
             timer_margin(fired[which], timers.timer_ns),
             timer_margin(may_fire[which], timers.timer_ns),
@@ -1144,9 +1190,12 @@ def _modes(
     cut_run &= e["end_ext"] < e["last_sent_first"]
     either = (same_packets | cut_short | cut_run | below_ack | (tail_skip & overtaken)) & ~gb0
     either &= certainty != CERTAIN
-    # an episode of open cause shows no policy for a cause (a run held by a pause, say)
-    shows = (certainty == CERTAIN) & (trigger_certainty != UNCERTAIN) & ~not_shown
+    # an episode of open cause shows no policy for a cause (a run held by a pause, say), nor
+    # does a held run's second part (its PSNs are the run's, below)
+    held = x.held_of >= 0 if len(x.held_of) == len(e) else np.zeros(len(e), bool)
+    shows = (certainty == CERTAIN) & (trigger_certainty != UNCERTAIN) & ~not_shown & ~held
     policy = _host_policy(x, e, trigger, mode, np.where(shows, CERTAIN, UNCERTAIN))
+    shown_policy = policy.copy()  # the NIC's own, before the defaults below
     # selective repeat covers RDMA READ and WRITE only: a SEND both policies would resend
     # alike went back N (unless a go-back-0 could have: a NIC that shows one, a restart
     # inside a message whose first resends may be lost, or below a seen ACK)
@@ -1188,7 +1237,13 @@ def _modes(
     # begun at that PSN's message, which only a message begun at that PSN rules out
     above = _above_nak(e)
     certainty[above & (certainty == CERTAIN)] = LIKELY
-    certainty[above & ~_message_starts_at_nak(x, e)] = UNCERTAIN
+    # unless the same NIC shows a certain go-back-N (from inside a message) for the same
+    # operation class and cause: it is no go-back-0 NIC (recovery is a NIC setting)
+    back_n = (mode == "go-back-n") & (shown_policy == "go-back-n")
+    back_n &= trigger_certainty != UNCERTAIN
+    certainty[above & ~_message_starts_at_nak(x, e) & ~(back_n & (certainty != UNCERTAIN))] = (
+        UNCERTAIN
+    )
     # or a selective repeat's skip to the newest PSN sent after its lost resend
     newest = above & (e["start_ext"] >= e["last_sent_first"])
     certainty[newest] = UNCERTAIN
@@ -1226,6 +1281,13 @@ def _modes(
         if len(x.alt2) == len(e):  # a split that may continue either of two runs: both
             alt2 = np.where(whole, -1, x.alt2)
             _same_mode_either_run(alt2, mode, certainty, sends_only, keep)
+    # a run held by a pause the capture point does not see (_held_runs): its second part
+    # resends by the run's policy, as likely as its trigger
+    for k in np.flatnonzero(held).tolist():  # such runs are few
+        run = int(x.held_of[k])
+        mode[k] = mode[run]
+        certainty[k] = LIKELY if certainty[run] == CERTAIN else certainty[run]
+        certainty[k] = UNCERTAIN if trigger_certainty[k] == UNCERTAIN else certainty[k]
     return mode, certainty, shows | gb0_shows
 
 
@@ -1277,7 +1339,9 @@ def _lone_resend_run_lost(x: Context, e: np.ndarray, which: np.ndarray) -> np.nd
 
 def _message_starts_at_nak(x: Context, e: np.ndarray) -> np.ndarray:
     """Per episode: did the PSN before its NAKed one end a message (its first copy a LAST or
-    ONLY)? Then a go-back-0 of that NAK begins where a go-back-N does."""
+    ONLY), or the NAKed PSN begin one (its first copy a FIRST or ONLY: the PSN before it may
+    be unseen, before the capture began)? Then a go-back-0 of that NAK begins where a
+    go-back-N does."""
     out = np.zeros(len(e), bool)
     above = np.flatnonzero(_above_nak(e))
     if not len(above):
@@ -1286,6 +1350,8 @@ def _message_starts_at_nak(x: Context, e: np.ndarray) -> np.ndarray:
     for k in above.tolist():  # such runs are few
         ev = requests.first_copy(int(e["conv"][k]), int(e["nak_ext"][k]) - 1)
         out[k] = ev >= 0 and x.pp.position[x.conv.row[ev]] in (POS_LAST, POS_ONLY)
+        ev = requests.first_copy(int(e["conv"][k]), int(e["nak_ext"][k]))
+        out[k] |= ev >= 0 and x.pp.position[x.conv.row[ev]] in (POS_FIRST, POS_ONLY)
     return out
 
 
@@ -1694,6 +1760,7 @@ def episode_table(x: Context) -> tuple[pd.DataFrame, np.ndarray]:
     trigger, trigger_certainty = _triggers(x, e)
     mode, mode_certainty = _settled_modes(x, e, trigger, trigger_certainty)
     _cap_reserved(x, e, trigger_certainty, mode_certainty)
+    e = _with_held_naks(x, e)
     reissue = _read_reissue(e) & (e["n_resp"] >= 0)
     flow = np.where(reissue & (model.pair[e["conv"]] >= 0), model.pair[e["conv"]], e["conv"])
     t0 = c.ts[e["first_ev"]]
@@ -1740,6 +1807,18 @@ def episode_table(x: Context) -> tuple[pd.DataFrame, np.ndarray]:
     row_of = np.empty(len(by_time), np.int64)
     row_of[by_time] = np.arange(len(by_time))
     return df.take(by_time).reset_index(drop=True), row_of
+
+
+def _with_held_naks(x: Context, e: np.ndarray) -> np.ndarray:
+    """The episodes as the table shows them: a run held by a pause (_held_runs) names the
+    NAK of the run it went on from."""
+    held = np.flatnonzero(x.held_of >= 0) if len(x.held_of) == len(e) else np.zeros(0, np.int64)
+    if not len(held):
+        return e
+    e = e.copy()
+    for col in ("nak_ev", "nak_ext", "nak_kind"):
+        e[col][held] = e[col][x.held_of[held]]
+    return e
 
 
 def empty_episodes() -> pd.DataFrame:
