@@ -697,11 +697,12 @@ def test_go_back_n_above_its_nak_on_a_nic_that_shows_go_back_n(tmp_path: Path) -
     assert (above["mode_certainty"] == "likely").all()
 
 
-# Measured share of uncertain episodes on the hard cases: ns 28 of 402 (7.0%), us 13.9%,
+# Measured share of uncertain episodes on the hard cases: ns 28 of 402 (7.0%), us 12.7%,
 # jitter50 8.0%, 25G 11.6%, 400G 5.7% (a run held by a PFC pause the capture point does
 # not see, where no timer can have fired, is the run's; an RNR NAK's retry on time that
 # lost its first resends is the retry; a go-back-N above its NAKed PSN on a NIC that shows
-# go-back-N certainly is no go-back-0: was 8.0%, 14.9%, 9.0%, 12.2%, 6.4%; before that
+# go-back-N certainly is no go-back-0; a selective repeat takes back the NAK of a split
+# made for timing alone: was 8.0%, 14.9%, 9.0%, 12.2%, 6.4%; before that
 # 9.5%, 17.3%, 10.7%, 16.6%, 7.5% when three cases of RNR NAKs and unseen PFC pauses,
 # mostly open, came in; was 14.4%, 19.9%, 14.7%, 15.6%, 12.2% on the 42 before; then 17%,
 # 25%, 17%, 16%, 16%; then 22%, 38%, 22%, 24%, 24%; before that 25%, 41%, 25%, 27%, 27%,
@@ -726,7 +727,7 @@ def test_go_back_n_above_its_nak_on_a_nic_that_shows_go_back_n(tmp_path: Path) -
 # trigger open where no other timeout measures the timer: a run held after a millisecond's
 # silence may be the timer's or a pause's). The bounds keep it from getting worse
 # unnoticed; the aim is 5%.
-UNCERTAIN_AT_MOST = {"ns": 0.075, "us": 0.145, "jitter50": 0.085, "25G": 0.125, "400G": 0.06}
+UNCERTAIN_AT_MOST = {"ns": 0.075, "us": 0.135, "jitter50": 0.085, "25G": 0.125, "400G": 0.06}
 
 
 @pytest.mark.parametrize("clock", sorted(UNCERTAIN_AT_MOST))
