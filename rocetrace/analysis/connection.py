@@ -359,9 +359,13 @@ def _reorder_seen(c: Conversations, e: np.ndarray) -> np.ndarray:
     stray &= (e["own_nak_seen"] == 0) & (e["prev_req_ev"] >= 0)
     stray &= silence < MIN_ACK_TIMEOUT_NS
     signs = np.concatenate([late, e["first_ev"][stray]])
-    conv = c.conv[signs] if len(signs) else np.zeros(0, np.int64)
+    conv = c.conv[signs].astype(np.int64) if len(signs) else np.zeros(0, np.int64)
+    signs, conv = signs[conv >= 0], conv[conv >= 0]
     first = pd.Series(signs).groupby(conv).min()
-    earliest = np.full(int(e["conv"].max(initial=-1)) + 1, np.iinfo(np.int64).max, np.int64)
+    # sized for every conversation a sign or an episode names (a late original may be in a
+    # conversation with no episode of its own)
+    size = int(max(e["conv"].max(initial=-1), conv.max(initial=-1))) + 1
+    earliest = np.full(size, np.iinfo(np.int64).max, np.int64)
     earliest[first.index.to_numpy(np.int64)] = first.to_numpy(np.int64)
     return earliest[e["conv"]] < e["first_ev"]
 
