@@ -145,9 +145,8 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     above = _above_nak(e)
     certainty[above & (certainty == CERTAIN)] = LIKELY
     since = t0 - c.ts[_progress_before(c, e["conv"], e["first_ev"])]
-    rnr_early, _ = _rnr_timing(x, e, trigger, wait)
     lost = _lost_wire_ns(x, e, above)  # the retry began before its first resend seen
-    _, rnr_on_time = _rnr_timing(x, e, trigger, wait - lost)
+    rnr_early, rnr_on_time = _rnr_timing(x, e, trigger, wait - lost)  # early: not by wait
     certainty[above & (since >= MIN_ACK_TIMEOUT_NS - slack) & ~rnr_on_time] = UNCERTAIN
     certainty[trigger == "unknown"] = UNCERTAIN
     certainty[cn.late_copy(c) | cn.lone_late_copy(c, trigger)] = UNCERTAIN

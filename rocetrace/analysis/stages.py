@@ -105,9 +105,10 @@ def conversations(
     conv = connection.run_conversations(
         pp, model, span, host_pairs(model), tol.slack_ns, tol.max_frame_ns, shared.windows
     )
-    reserved = episodes.reserved_naks(_episode_context(conv, pp, model, shared))
-    if reserved.any():
-        conv = connection.rerun(conv, reserved)
+    if len(conv.episodes):  # a capture with no resend has no split to weigh
+        reserved = episodes.reserved_naks(_episode_context(conv, pp, model, shared))
+        if reserved.any():
+            conv = connection.rerun(conv, reserved)
     conv.inputs = None
     return conv
 
@@ -125,15 +126,19 @@ def _episode_context(
         t0 = conv.ts[e["first_ev"]]
         since = np.where(e["nak_ev"] >= 0, conv.ts[np.maximum(e["nak_ev"], 0)], t0)
         paused = windows.overlap(model.priority[e["conv"]], since, t0)
-    upstream = np.zeros(len(model), bool)
-    lost = conv.conv[(conv.flags & (connection.GAP | connection.LATE)) > 0]
-    upstream[lost[lost >= 0]] = True
-    reorders = np.zeros(len(model), bool)
-    late = conv.conv[(conv.flags & connection.REORDER) > 0]
-    reorders[late[late >= 0]] = True
+    upstream = _flagged(conv, len(model), connection.GAP | connection.LATE)
+    reorders = _flagged(conv, len(model), connection.REORDER)
     return episodes.Context(
         conv, pp, model, shared.tolerances, paused, upstream, shared.nic, reorders=reorders
     )
+
+
+def _flagged(conv: connection.Conversations, n_flows: int, flags: int) -> np.ndarray:
+    """Per flow id: does any of its conversation's events carry one of `flags`?"""
+    out = np.zeros(n_flows, bool)
+    hit = conv.conv[(conv.flags & flags) > 0]
+    out[hit[hit >= 0]] = True
+    return out
 
 
 @stage(
