@@ -807,6 +807,20 @@ def test_reorder_preset_after_the_reordering_stage(tmp_path: Path, clock: str) -
             assert (g.wrong, g.missed, g.false) == ([], [], []), (vantage, seed)
 
 
+def test_summary_names_the_copies_left_open_after_a_reordering_stage(tmp_path: Path) -> None:
+    """The JSON summary's retransmissions carry late_frames as the table does: a script
+    reading only the summary must see which copies the analysis left open."""
+    import json
+
+    from rocetrace.analysis.summary import build_summary
+
+    a, _ = analyzed(tmp_path, "reorder", 1, "ns", vantage="receiver")
+    records = json.loads(json.dumps(build_summary(a)))["retransmissions"]
+    table = [list(map(int, frames)) for frames in a.retransmissions["late_frames"]]
+    assert [r["late_frames"] for r in records] == table
+    assert any(table), "the reorder preset at the receiver shows late originals"
+
+
 @pytest.mark.parametrize("vantage", ["sender", "receiver", "mirror"])
 def test_rnr_retries_on_time_read_where_the_path_shows_no_nak_answer(
     tmp_path: Path, vantage: str

@@ -33,8 +33,8 @@ FLOW_EXTRAS = (
 EPISODE_KEYS = (
     "src_ip", "dst_ip", "dest_qp", "ts", "ts_ns", "trigger", "trigger_certainty", "nak_psn",
     "nak_frame", "nak_frames", "start_psn", "packets", "mode", "mode_certainty", "delay_s",
-    "first_frame", "last_psn", "evidence_frames", "nak_latency_ns", "retransmission_latency_ns",
-    "silence_ns", "paused_ns", "resumed",
+    "first_frame", "last_psn", "evidence_frames", "late_frames", "nak_latency_ns",
+    "retransmission_latency_ns", "silence_ns", "paused_ns", "resumed",
 )  # fmt: skip
 ANOMALY_KEYS = ("code", "flow_id", "flow", "ts_ns", "frame", "frames", "message")
 FINDING_KEYS = tuple(c for c in FINDINGS.names if c != "first_time")
