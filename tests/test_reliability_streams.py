@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -112,3 +113,62 @@ def test_sigint_mid_read_exits_130_and_leaves_no_output(tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     assert err.decode().strip() == "rocetrace: interrupted"
     assert not out.exists() and not list(tmp_path.glob(".*.part"))
+
+
+def _sigint_from_another_thread(after_s: float, then_close: int) -> threading.Thread:
+    """SIGINT sent by a thread that alone accepts it (the main thread blocks it), so the
+    signal never interrupts the main thread's read() system call: only the signal wakeup fd
+    can end that wait. The pipe's write end is closed later, so a read that missed the
+    signal returns at the end of the data instead of hanging the test."""
+
+    def fire() -> None:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        threading.Event().wait(after_s)
+        os.kill(os.getpid(), signal.SIGINT)
+        threading.Event().wait(5)
+        os.close(then_close)
+
+    return threading.Thread(target=fire, daemon=True)
+
+
+def test_a_pipe_read_is_interrupted_by_a_signal_its_system_call_never_saw() -> None:
+    """The race behind a Ctrl-C that hung `decode` on a FIFO: the signal landed between two
+    read() calls of one buffered read, so nothing interrupted the second; the wakeup fd
+    ends the wait (rocetrace.capture.pipes)."""
+    from rocetrace.capture.pipes import read_pipe
+
+    r, w = os.pipe()
+    os.write(w, b"x" * 100)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        _sigint_from_another_thread(0.2, w).start()
+        start = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            read_pipe(r, 1000)
+        assert time.monotonic() - start < 4, "woken by the signal, not by the pipe's end"
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        os.close(r)
+    assert signal.set_wakeup_fd(-1) == -1, "the wakeup fd before the read is restored"
+
+
+def test_a_pipe_read_gathers_pieces_and_stops_short_only_at_the_end() -> None:
+    from rocetrace.capture.pipes import read_pipe
+
+    r, w = os.pipe()
+
+    def write_pieces() -> None:
+        for k in range(5):
+            os.write(w, bytes([k]) * 3000)
+            threading.Event().wait(0.02)
+        os.close(w)
+
+    writer = threading.Thread(target=write_pieces)
+    writer.start()
+    try:
+        assert bytes(read_pipe(r, 7000)) == b"\0" * 3000 + b"\1" * 3000 + b"\2" * 1000
+        assert bytes(read_pipe(r, 100_000)) == b"\2" * 2000 + b"\3" * 3000 + b"\4" * 3000
+        assert read_pipe(r, -1) == b""
+    finally:
+        writer.join()
+        os.close(r)

@@ -151,7 +151,7 @@ def _open_stream(
 ) -> tuple[Opened, Windows]:
     """A capture that cannot seek: the bytes read to identify it are handed out again."""
     plain = PlainStream(fh)
-    magic = plain.read(2)
+    magic = bytes(plain.read(2))
     raw = Prefixed(plain, magic)
     stream: GunzipReader | Prefixed = raw
     if magic == GZIP_MAGIC:

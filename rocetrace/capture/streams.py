@@ -4,28 +4,34 @@ are handed out again), cut into windows that each start where the last was consu
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable
 from typing import BinaryIO
 
 import numpy as np
 
 from rocetrace.capture.gunzip import GunzipReader
+from rocetrace.capture.pipes import read_pipe
 
 Progress = Callable[[int, int], None]
 
 
 class PlainStream:
     """An unmappable file (a pipe) read as a stream, in the GunzipReader's terms; counts
-    what it read (a pipe has no position to tell)."""
+    what it read (a pipe has no position to tell). A pipe, FIFO or terminal is read from
+    its descriptor so that Ctrl-C interrupts a read that waits (rocetrace.capture.pipes);
+    it must be the file's only reader from its first byte."""
 
     cut = False
 
     def __init__(self, fh: BinaryIO) -> None:
         self.fh = fh
         self.consumed = 0
+        self.pipe = not stat.S_ISREG(os.fstat(fh.fileno()).st_mode)
 
-    def read(self, size: int = -1) -> bytes:
-        data = self.fh.read(size)
+    def read(self, size: int = -1) -> bytes | bytearray:
+        data = read_pipe(self.fh.fileno(), size) if self.pipe else self.fh.read(size)
         self.consumed += len(data)
         return data
 
