@@ -1500,3 +1500,32 @@ SKIP_THEN_BACK_CASE: tuple[dict[str, Any], int] = (
     },
     514,
 )
+
+# A go-back-N NIC on a sprayed path, seen at a receiver: the NAK's answer came first and
+# the original right after it, back to back, the same PSN twice; the first was read as
+# a lone resend and the second, the run going on from it, as the NAK's restart, its
+# first copy a late original (certain). Which of the two was late is open.
+# Graded at the generator's clock, counts aside (another late original there is no
+# retransmitted packet, which the truth's contract counts).
+BACK_TO_BACK_CASE: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("write", "read"),
+        "recovery": "go-back-n",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 7,
+        "message_size": 16384,
+        "start_psn": 100,
+        "losses": (Loss(rate=0.04347130061471514),),
+        "max_packets": 3000,
+        "window": 8,
+        "ack_req_every": 16,
+        "timeout": 10,
+        "link_delay_ns": 500,
+        "reorder_rate": 0.021450857703838845,
+        "requesters": 2,
+        "responders": 1,
+        "ack_delay_ns": 100,
+    },
+    198,
+)

@@ -1063,8 +1063,10 @@ static int64_t first_copies_skip(Machine *m, const Conv *c, Py_ssize_t o)
  * Where the resend may have a cause of its own only in a timer (no_cause but for
  * before_any_timer) or in a go-back-0 of a later NAK of its message whose first resends
  * were lost (nak_above_in_message), which copy was the original is open: the copies and
- * this resend are flagged F_OPEN. */
+ * this resend are flagged F_OPEN. So are they where the resend came right after the copies'
+ * last, of the same PSN (right_after). */
 static void open_original(Machine *m, Py_ssize_t o, Py_ssize_t i);
+static int right_after(const Machine *m, const Conv *c, const Episode *O, int64_t e);
 static void dissolve_first_copies(Machine *m, Conv *c, Py_ssize_t o);
 static Py_ssize_t late_first_copies(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
 {
@@ -1088,7 +1090,8 @@ static Py_ssize_t late_first_copies(Machine *m, Conv *c, Py_ssize_t i, int64_t e
     int64_t skip = first_copies_skip(m, c, o);
     if (skip < 0 || !no_cause_but_timer(m, c, i, e))
         return -1;
-    if (!before_any_timer(m, c, i, skip) || nak_above_in_message(m, c, i, e) >= 0) {
+    if (!before_any_timer(m, c, i, skip) || nak_above_in_message(m, c, i, e) >= 0 ||
+        right_after(m, c, O, e)) {
         open_original(m, o, i);
         return -1;
     }
@@ -1096,6 +1099,19 @@ static Py_ssize_t late_first_copies(Machine *m, Conv *c, Py_ssize_t i, int64_t e
     m->naks.at[k].taken = 0;
     m->naks.at[k].taker = -1;
     return e == m->naks.at[k].ext || msg_start ? k : -1;
+}
+
+/* Did resend i (PSN `e`) come right after episode O's last copy, of the same PSN (no
+ * request between), that copy no sooner after O's NAK than the path's shortest answer (the
+ * gate; any time where none is measured)? Then the resend may as well be the original,
+ * late, landing right after the run's own first copy, the run going on from there: which
+ * of the two copies was the late one the capture cannot tell. */
+static int right_after(const Machine *m, const Conv *c, const Episode *O, int64_t e)
+{
+    const Run *r = m->r;
+    int64_t gate = r->gate[c->id];
+    return c->prev_req_ev == O->last_ev && r->ext[O->last_ev] == e &&
+           (gate <= 0 || r->ts[O->first_ev] - r->ts[O->nak_ev] >= gate);
 }
 
 /* Episode `o`'s copies (first copies alone, late_first_copies) and resend i, which may

@@ -1762,11 +1762,17 @@ def _late_or_resent(x: Context, e: np.ndarray) -> list[list[int]]:
 
 
 def _open_first_copies(x: Context, out: list[list[int]]) -> None:
-    """Adds to `out` (per episode) each first copy flagged OPEN (_original_open): it may be
-    the original, late, or a resend."""
+    """Adds to `out` (per episode) each first copy flagged OPEN (_original_open) and each
+    copy flagged OPEN of the same PSN (the restart beside it): either may be the original,
+    late, or a resend."""
     c = x.conv
-    first = (c.flags & (cn.OPEN | cn.LATE | cn.RESENT)) == (cn.OPEN | cn.LATE | cn.RESENT)
-    ev = np.flatnonzero(first & (c.episode >= 0))
+    flagged = np.flatnonzero(((c.flags & cn.OPEN) > 0) & (c.episode >= 0))
+    if not len(flagged):
+        return
+    first = flagged[c.link[flagged] < 0]  # no earlier copy: the first the capture saw
+    span = np.int64(1) << 40  # unwrapped PSNs of one conversation stay within it
+    key = c.conv[flagged].astype(np.int64) * span + c.ext[flagged]
+    ev = flagged[np.isin(key, c.conv[first].astype(np.int64) * span + c.ext[first])]
     for k, f in zip(c.episode[ev].tolist(), c.frames_of(ev, x.pp).tolist(), strict=True):
         out[k].append(int(f))  # such copies are few
 
