@@ -1157,6 +1157,34 @@ OPEN_CASES: list[tuple[dict[str, Any], int, tuple[str, ...]]] = [
         216,
         ("ns", "25G"),
     ),
+    # A go-back-N NIC on a sprayed path, seen at a receiver: an original came late, alone,
+    # after the NAK its skip drew, and was read as that NAK's selective repeat (certain);
+    # the NAK's answer (a restart at its PSN) may as well be a timer's or a later NAK's
+    # go-back-0 whose first resends were lost, so which copy was the original is open.
+    (
+        {
+            "ops": ("write", "write", "write"),
+            "recovery": "go-back-n",
+            "vantage": "receiver",
+            "qps": 1,
+            "messages": 2,
+            "message_size": 4096,
+            "start_psn": None,
+            "losses": (Loss(every=40),),
+            "max_packets": 3000,
+            "window": 64,
+            "ack_req_every": 16,
+            "timeout": 8,
+            "link_delay_ns": 2000,
+            "reorder_rate": 0.0052515521307152325,
+            "mtu": 512,
+            "requesters": 2,
+            "responders": 1,
+            "vlan": 100,
+        },
+        781,
+        ("ns",),
+    ),
 ]
 
 # Hard cases on a sprayed path (request reordering): graded on every clock like those
@@ -1421,14 +1449,37 @@ LATE_ORIGINAL_CASES: list[tuple[dict[str, Any], int]] = [
         },
         319,
     ),
+    # At a receiver (found at 25 Gb/s), a go-back-0 NIC's SENDs: a first copy of a skipped
+    # PSN 1 us after its NAK took it (certain); the NAK's answer, a go-back-0 whose
+    # message's first resend was lost before the capture point, restarted inside the
+    # message below the NAKed PSN with no other cause: that copy was the original, late.
+    (
+        {
+            "ops": ("send",),
+            "recovery": "go-back-0",
+            "vantage": "receiver",
+            "qps": 2,
+            "messages": 2,
+            "message_size": 16384,
+            "start_psn": None,
+            "losses": (Loss(rate=0.01507952697649172, direction="any", kind="any"),),
+            "max_packets": 3000,
+            "window": 64,
+            "ack_req_every": 0,
+            "timeout": 8,
+            "link_delay_ns": 500,
+            "reorder_rate": 0.01891011779843052,
+            "ip_version": 6,
+        },
+        514,
+    ),
 ]
 
 # A go-back-0 NIC at a receiver on a path that reorders: a run's copy of the newest PSN came
 # late, right after the next run's first two resends, and that run's third resend, which
 # went back to the PSN after them, came within the clock's slack after a NAK of that PSN.
 # Read as the NAK's restart (likely) and the late copy as more of the run it cut (certain).
-# Its two late originals, each after its NAK, are still read as resends (Known limits):
-# graded for confident wrong answers only, at the 25 Gb/s link where it was found.
+# Graded at the 25 Gb/s link where it was found (its late originals: LATE_ORIGINAL_CASES).
 SKIP_THEN_BACK_CASE: tuple[dict[str, Any], int] = (
     {
         "ops": ("send",),
@@ -1448,4 +1499,33 @@ SKIP_THEN_BACK_CASE: tuple[dict[str, Any], int] = (
         "ip_version": 6,
     },
     514,
+)
+
+# A go-back-N NIC on a sprayed path, seen at a receiver: the NAK's answer came first and
+# the original right after it, back to back, the same PSN twice; the first was read as
+# a lone resend and the second, the run going on from it, as the NAK's restart, its
+# first copy a late original (certain). Which of the two was late is open.
+# Graded at the generator's clock, counts aside (another late original there is no
+# retransmitted packet, which the truth's contract counts).
+BACK_TO_BACK_CASE: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("write", "read"),
+        "recovery": "go-back-n",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 7,
+        "message_size": 16384,
+        "start_psn": 100,
+        "losses": (Loss(rate=0.04347130061471514),),
+        "max_packets": 3000,
+        "window": 8,
+        "ack_req_every": 16,
+        "timeout": 10,
+        "link_delay_ns": 500,
+        "reorder_rate": 0.021450857703838845,
+        "requesters": 2,
+        "responders": 1,
+        "ack_delay_ns": 100,
+    },
+    198,
 )

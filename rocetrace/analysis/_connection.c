@@ -41,6 +41,8 @@ enum {
     F_LATE = 128,     /* request: first copy of a PSN below the highest sent */
     F_ADVANCE = 256,  /* ACK / NAK / response: acknowledged something new */
     F_REORDER = 512,  /* request: a late original (reordered), no resend */
+    F_OPEN = 1024,    /* request: a first copy, or the restart beside it, of which the capture
+                         cannot tell whether the first copy was a late original or a resend */
 };
 /* How an episode began (Episode.start_kind). */
 enum { S_FIRST, S_RESTART, S_ASKED, S_REISSUE, S_TIMER };
@@ -905,6 +907,30 @@ static int nak_answerable(Machine *m, const Conv *c, Py_ssize_t i, int64_t since
     return 0;
 }
 
+/* The first PSN of the message holding request i (PSN `e`), NONE unknown. */
+static int64_t message_of(Machine *m, Py_ssize_t i, int64_t e)
+{
+    Slot *s = slot_of(m, e);
+    return s && s->msg_first != NONE ? s->msg_first : msg_first_of(m, m->r->pos[i], e);
+}
+
+/* The newest NAK (not an RNR NAK) not yet taken of a PSN above `e` inside e's message, for
+ * a restart at `e` inside that message (not at its first PSN): it may be that NAK's
+ * go-back-0 whose first resends were lost before the capture point; -1 none. */
+static Py_ssize_t nak_above_in_message(Machine *m, const Conv *c, Py_ssize_t i, int64_t e)
+{
+    int64_t first = message_of(m, i, e);
+    if (first == NONE || first >= e)
+        return -1;
+    for (Py_ssize_t k = m->naks.n - 1, stop = nak_search_stop(m, c); k >= stop; k--) {
+        Nak *nk = &m->naks.at[k];
+        if (!nk->taken && nk->kind == K_NAK && nk->ext > e &&
+            same_message(m, nk->ext, first))
+            return k;
+    }
+    return -1;
+}
+
 /* Could no ACK timer have fired by event i: sooner after the conversation's last progress
  * (what the capture shows of it comes no sooner than the sender has it) and after the
  * request that skipped the PSN (a timer resends no sooner after the first copy was sent)
@@ -931,10 +957,18 @@ static void mark_reordered(Machine *m, Conv *c, Py_ssize_t i, int64_t skip)
 /* A resend at PSN `e` (event i) with no cause the capture shows: no NAK of it or of a later
  * PSN of its message left, no run it resumes, no NAK below it whose first resends were lost,
  * and sooner than any ACK timer (before_any_timer, from `skip`). */
+static int no_cause_but_timer(Machine *m, Conv *c, Py_ssize_t i, int64_t e);
 static int no_cause(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t skip)
 {
+    return before_any_timer(m, c, i, skip) && no_cause_but_timer(m, c, i, e);
+}
+
+/* no_cause but for the timer: no NAK of `e` or of a later PSN of its message left, no run
+ * it resumes, no NAK below it whose first resends were lost. */
+static int no_cause_but_timer(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
+{
     Run *r = m->r;
-    if (!before_any_timer(m, c, i, skip) || find_nak(m, c, i, e, 1, 0, 0) >= 0)
+    if (find_nak(m, c, i, e, 1, 0, 0) >= 0)
         return 0;
     if ((r->pos[i] == P_FIRST || r->pos[i] == P_ONLY) &&
         find_nak(m, c, i, e, 0, c->sent_hi + 1, 0) >= 0)
@@ -1022,16 +1056,28 @@ static int64_t first_copies_skip(Machine *m, const Conv *c, Py_ssize_t o)
  * have none. They are originals, late (a sprayed path; a first copy the capture saw is no
  * resend but for a loss before the capture point): they leave the episode, each a
  * reordering anomaly, and give the NAK back for this resend to take. Returns that NAK, -1
- * when the newest NAK this resend would answer was taken by no such episode. */
+ * when the newest NAK this resend would answer was taken by no such episode.
+ * A resend inside the NAKed PSN's message, below it, may be that NAK's go-back-0 whose first
+ * resends were lost before the capture point: the copies are originals all the same, but
+ * the NAK is left for the run to take where it reaches the NAKed PSN (-1 returned).
+ * Where the resend may have a cause of its own only in a timer (no_cause but for
+ * before_any_timer) or in a go-back-0 of a later NAK of its message whose first resends
+ * were lost (nak_above_in_message), which copy was the original is open: the copies and
+ * this resend are flagged F_OPEN. So are they where the resend came right after the copies'
+ * last, of the same PSN (right_after). */
+static void open_original(Machine *m, Py_ssize_t o, Py_ssize_t i);
+static int right_after(const Machine *m, const Conv *c, const Episode *O, int64_t e);
+static void dissolve_first_copies(Machine *m, Conv *c, Py_ssize_t o);
 static Py_ssize_t late_first_copies(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
 {
     Run *r = m->r;
     int msg_start = r->pos[i] == P_FIRST || r->pos[i] == P_ONLY;
+    int64_t first = msg_start ? e : message_of(m, i, e);
     Py_ssize_t k = m->naks.n - 1, stop = nak_search_stop(m, c);
     for (; k >= stop; k--) {
         Nak *nk = &m->naks.at[k];
-        if (nk->taker >= 0 && (e == nk->ext || (nk->kind == K_NAK && msg_start && e < nk->ext &&
-                                                same_message(m, nk->ext, e))))
+        if (nk->taker >= 0 && (e == nk->ext || (nk->kind == K_NAK && first != NONE &&
+                                                e < nk->ext && same_message(m, nk->ext, first))))
             break;
     }
     if (k < stop)
@@ -1042,10 +1088,50 @@ static Py_ssize_t late_first_copies(Machine *m, Conv *c, Py_ssize_t i, int64_t e
         O->nak_ext != O->start_ext || !stands_alone(m, c, o))
         return -1;
     int64_t skip = first_copies_skip(m, c, o);
-    if (skip < 0 || !no_cause(m, c, i, e, skip))
+    if (skip < 0 || !no_cause_but_timer(m, c, i, e))
         return -1;
+    if (!before_any_timer(m, c, i, skip) || nak_above_in_message(m, c, i, e) >= 0 ||
+        right_after(m, c, O, e)) {
+        open_original(m, o, i);
+        return -1;
+    }
+    dissolve_first_copies(m, c, o);
     m->naks.at[k].taken = 0;
     m->naks.at[k].taker = -1;
+    return e == m->naks.at[k].ext || msg_start ? k : -1;
+}
+
+/* Did resend i (PSN `e`) come right after episode O's last copy, of the same PSN (no
+ * request between), that copy no sooner after O's NAK than the path's shortest answer (the
+ * gate; any time where none is measured)? Then the resend may as well be the original,
+ * late, landing right after the run's own first copy, the run going on from there: which
+ * of the two copies was the late one the capture cannot tell. */
+static int right_after(const Machine *m, const Conv *c, const Episode *O, int64_t e)
+{
+    const Run *r = m->r;
+    int64_t gate = r->gate[c->id];
+    return c->prev_req_ev == O->last_ev && r->ext[O->last_ev] == e &&
+           (gate <= 0 || r->ts[O->first_ev] - r->ts[O->nak_ev] >= gate);
+}
+
+/* Episode `o`'s copies (first copies alone, late_first_copies) and resend i, which may
+ * answer o's NAK instead: which copy was the original is open. */
+static void open_original(Machine *m, Py_ssize_t o, Py_ssize_t i)
+{
+    Run *r = m->r;
+    const Episode *O = &m->eps.at[o];
+    for (Py_ssize_t j = O->first_ev; j <= O->last_ev; j++)
+        if (r->episode[j] == o)
+            r->flags[j] |= F_OPEN;
+    r->flags[i] |= F_OPEN;
+}
+
+/* Episode `o`'s copies are originals, late: each leaves it, a reordering anomaly, and the
+ * episode is dissolved. */
+static void dissolve_first_copies(Machine *m, Conv *c, Py_ssize_t o)
+{
+    Run *r = m->r;
+    Episode *O = &m->eps.at[o];
     for (Py_ssize_t j = O->first_ev; j <= O->last_ev; j++)
         if (r->episode[j] == o) {
             r->episode[j] = -1;
@@ -1061,7 +1147,6 @@ static Py_ssize_t late_first_copies(Machine *m, Conv *c, Py_ssize_t i, int64_t e
         O->conv = -1;
         O->n_resent = 0;
     }
-    return k;
 }
 
 /* Episodes dissolved by late_first_copies out of the record, every index to the others

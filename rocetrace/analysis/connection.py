@@ -51,7 +51,9 @@ check_build_is_current("rocetrace.analysis._connection", _connection.SOURCE_HASH
 RESPONSE_KINDS = (READ_RESPONSE, ACK, NAK, RNR_NAK, ATOMIC_ACK)
 
 # Per-event flags (the F_* of _connection.c).
-NEW, RESENT, GAP, REUSE, STALE, UNSENT, OOS, LATE, ADVANCE, REORDER = (1 << k for k in range(10))
+NEW, RESENT, GAP, REUSE, STALE, UNSENT, OOS, LATE, ADVANCE, REORDER, OPEN = (
+    1 << k for k in range(11)
+)
 # Anomaly kinds (A_* of _connection.c).
 ANOMALY_REUSE, ANOMALY_UNSENT, ANOMALY_REORDER = 1, 2, 3
 HISTORY_LEN = 48

@@ -223,7 +223,20 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             certainty[e["taken_split"] == r] = UNCERTAIN
     _held_runs(x, e, trigger, certainty)
     certainty[_after_reordering(x, e)] = UNCERTAIN  # last: whatever the rules above read
+    certainty[_original_open(x, e)] = UNCERTAIN
     return trigger, certainty
+
+
+def _original_open(x: Context, e: np.ndarray) -> np.ndarray:
+    """Episodes holding a copy the state machine flagged OPEN: a lone first copy of a
+    skipped PSN that took its NAK, and a later restart that would answer that NAK were the
+    copy the original, late, but that a timer may have caused. Which copy was the original,
+    and so which NAK each answers, the capture cannot tell."""
+    c = x.conv
+    ev = np.flatnonzero(((c.flags & cn.OPEN) > 0) & (c.episode >= 0))
+    out = np.zeros(len(e), bool)
+    out[c.episode[ev]] = True
+    return out
 
 
 def _after_reordering(x: Context, e: np.ndarray) -> np.ndarray:
@@ -1715,6 +1728,7 @@ def _late_or_resent(x: Context, e: np.ndarray) -> list[list[int]]:
     is not listed: that reading does not rest on which copy came first."""
     out: list[list[int]] = [[] for _ in range(len(e))]
     c = x.conv
+    _open_first_copies(x, out)
     if len(x.reorders) == 0 or not x.reorders.any() or len(e) == 0:
         return out
     copies = (c.flags & (cn.NEW | cn.RESENT | cn.REORDER)) > 0
@@ -1743,8 +1757,24 @@ def _late_or_resent(x: Context, e: np.ndarray) -> list[list[int]]:
     ep_of, frame = pairs["episode"].to_numpy(np.int64), pairs["frame"].to_numpy(np.int64)
     cut = np.flatnonzero(np.r_[True, np.diff(ep_of) != 0])
     for k, listed in zip(ep_of[cut].tolist(), np.split(frame, cut[1:]), strict=True):
-        out[k] = listed.tolist()
+        out[k] = sorted(set(out[k]) | set(listed.tolist()))
     return out
+
+
+def _open_first_copies(x: Context, out: list[list[int]]) -> None:
+    """Adds to `out` (per episode) each first copy flagged OPEN (_original_open) and each
+    copy flagged OPEN of the same PSN (the restart beside it): either may be the original,
+    late, or a resend."""
+    c = x.conv
+    flagged = np.flatnonzero(((c.flags & cn.OPEN) > 0) & (c.episode >= 0))
+    if not len(flagged):
+        return
+    first = flagged[c.link[flagged] < 0]  # no earlier copy: the first the capture saw
+    span = np.int64(1) << 40  # unwrapped PSNs of one conversation stay within it
+    key = c.conv[flagged].astype(np.int64) * span + c.ext[flagged]
+    ev = flagged[np.isin(key, c.conv[first].astype(np.int64) * span + c.ext[first])]
+    for k, f in zip(c.episode[ev].tolist(), c.frames_of(ev, x.pp).tolist(), strict=True):
+        out[k].append(int(f))  # such copies are few
 
 
 def episode_table(x: Context) -> tuple[pd.DataFrame, np.ndarray]:
