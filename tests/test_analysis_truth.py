@@ -697,6 +697,23 @@ def test_go_back_n_above_its_nak_on_a_nic_that_shows_go_back_n(tmp_path: Path) -
     assert (above["mode_certainty"] == "likely").all()
 
 
+def test_go_back_n_above_its_nak_where_a_go_back_0_would_lose_more(tmp_path: Path) -> None:
+    """A go-back-N NIC seen at the receiver, its requests lost before it now and then (a
+    hard case): a SEND's go-back-N lost its first resend (the NAKed PSN, a middle of its
+    message), so the run seen begins above that PSN. A go-back-0 would have lost the
+    message's first PSNs up to the NAKed one as well, more in a row than the go-back-N,
+    and the NIC restarts inside messages elsewhere: go-back-N, likely, as for a restart
+    inside a message."""
+    mix, seed = HARD_CASES[36]
+    a, truth = analyzed(tmp_path, "clean", seed, **mix)
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps = a.retransmissions
+    above = eps[(eps["trigger"] == "nak") & (eps["start_psn"] != eps["nak_psn"])]
+    assert len(above) == 1
+    assert (above["mode"].iloc[0], above["mode_certainty"].iloc[0]) == ("go-back-n", "likely")
+
+
 # Measured share of uncertain episodes on the hard cases: ns 28 of 402 (7.0%), us 12.7%,
 # jitter50 8.0%, 25G 11.6%, 400G 5.7% (a run held by a PFC pause the capture point does
 # not see, where no timer can have fired, is the run's; an RNR NAK's retry on time that

@@ -1240,6 +1240,9 @@ def _modes(
     # operation class and cause: it is no go-back-0 NIC (recovery is a NIC setting)
     back_n = (mode == "go-back-n") & (shown_policy == "go-back-n")
     back_n &= trigger_certainty != UNCERTAIN
+    # or a go-back-0 of that NAK would have lost more in a row on the way (as for a restart
+    # inside a message, _resolve_hidden_first)
+    back_n |= _go_back_0_lost_more_above(x, e, above, host, nic)
     certainty[above & ~_message_starts_at_nak(x, e) & ~(back_n & (certainty != UNCERTAIN))] = (
         UNCERTAIN
     )
@@ -1295,6 +1298,33 @@ def _above_nak(e: np.ndarray) -> np.ndarray:
     request from that PSN up to the run's first, so the NAK's go-back-N lost its first
     resends before the capture point (the state machine's nak_below_unseen)."""
     return (e["nak_ev"] >= 0) & (e["start_ext"] > e["nak_ext"])
+
+
+def _go_back_0_lost_more_above(
+    x: Context, e: np.ndarray, above: np.ndarray, host: np.ndarray, nic: NicContext
+) -> np.ndarray:
+    """Runs above their NAKed PSN (`above`, their first resends lost before the capture
+    point) inside the message of that PSN, on a NIC that shows no go-back-0: a go-back-0 of
+    the NAK would have lost, besides the go-back-N's lost resends (from the NAKed PSN up to
+    the run's first), the message's first PSNs up to the NAKed one. Its go-back-N is as
+    likely as a restart inside a message (_resolve_hidden_first) when that is two resends
+    or more in a row, or when the NIC restarts inside messages twice or more (a go-back-0
+    NIC would have lost its message's first resends on each). The message's first PSN
+    counts only where the capture saw its first copy begin the message (a message whose
+    first packet the capture never saw would read as part of the one before it)."""
+    known = e["msg_first"] > np.iinfo(np.int64).min // 4
+    inside = above & known & (e["msg_first"] <= e["nak_ext"])  # the NAKed PSN's message
+    inside &= ~np.isin(host, list(nic.gb0_hosts))
+    ks = np.flatnonzero(inside)
+    if len(ks):
+        requests = _requests_by_psn(x)
+        for k in ks.tolist():  # such runs are few
+            ev = requests.first_copy(int(e["conv"][k]), int(e["msg_first"][k]))
+            inside[k] = ev >= 0 and x.pp.position[x.conv.row[ev]] in (POS_FIRST, POS_ONLY)
+    more = e["nak_ext"] - e["msg_first"]
+    counts = dict(nic.hidden)
+    twice = np.array([counts.get(h, 0) >= 2 for h in host.tolist()], bool)
+    return inside & ((more >= 2) | twice)
 
 
 def _lone_resend_run_lost(x: Context, e: np.ndarray, which: np.ndarray) -> np.ndarray:
