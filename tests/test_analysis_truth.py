@@ -714,6 +714,24 @@ def test_go_back_n_above_its_nak_where_a_go_back_0_would_lose_more(tmp_path: Pat
     assert (above["mode"].iloc[0], above["mode_certainty"].iloc[0]) == ("go-back-n", "likely")
 
 
+def test_timer_restart_above_the_read_responses_the_requester_kept(tmp_path: Path) -> None:
+    """A go-back-N NIC's READs seen at the sender, READ responses lost now and then (a hard
+    case): the requester re-issued its READ twice for missing responses, and a response of
+    the READ's last PSN came before each re-issue, out of sequence. The ACK timer then asked
+    again at that last PSN: a re-issue below a response after it shows the requester had
+    dropped that response (it takes READ responses in PSN order only), so the restart is at
+    its first unacknowledged PSN, not below a response it had: the timer's go-back-N,
+    likely."""
+    mix, seed = HARD_CASES[5]
+    a, truth = analyzed(tmp_path, "clean", seed, **mix)
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps = a.retransmissions
+    timer = eps[eps["trigger"] == "timeout"]
+    assert len(timer) == 1
+    assert (timer["mode"].iloc[0], timer["mode_certainty"].iloc[0]) == ("go-back-n", "likely")
+
+
 # Measured share of uncertain episodes on the hard cases: ns 28 of 402 (7.0%), us 12.7%,
 # jitter50 8.0%, 25G 11.6%, 400G 5.7% (a run held by a PFC pause the capture point does
 # not see, where no timer can have fired, is the run's; an RNR NAK's retry on time that
