@@ -732,8 +732,11 @@ def test_timer_restart_above_the_read_responses_the_requester_kept(tmp_path: Pat
     assert (timer["mode"].iloc[0], timer["mode_certainty"].iloc[0]) == ("go-back-n", "likely")
 
 
-# Measured share of uncertain episodes on the hard cases: ns 28 of 402 (7.0%), us 12.7%,
-# jitter50 8.0%, 25G 11.6%, 400G 5.7% (a run held by a PFC pause the capture point does
+# Measured share of uncertain episodes on the hard cases: ns 26 of 402 (6.5%), us 12.2%,
+# jitter50 7.5%, 25G 11.6%, 400G 5.5% (a go-back-N above its NAKed PSN where a go-back-0
+# would have lost more resends in a row is likely, as a restart inside a message; a timer
+# restart is not below a READ response the requester cannot have kept: was 7.0%, 12.7%,
+# 8.0%, 11.6%, 5.7%; before that a run held by a PFC pause the capture point does
 # not see, where no timer can have fired, is the run's; an RNR NAK's retry on time that
 # lost its first resends is the retry; a go-back-N above its NAKed PSN on a NIC that shows
 # go-back-N certainly is no go-back-0; a selective repeat takes back the NAK of a split
@@ -758,11 +761,17 @@ def test_timer_restart_above_the_read_responses_the_requester_kept(tmp_path: Pat
 # selective-repeat NIC where a WRITE's resend may answer its own NAK selectively or
 # continue a SEND's go-back-N run (the mode changes with the reading), and where the
 # trigger itself is open; restarts inside a message where a go-back-0's lost first resends
-# would look the same; READ re-issues and slow answers with no timeout measured (the
+# would look the same (one lost resend more than a go-back-N's, on a NIC that restarts
+# inside a message once); READ re-issues and slow answers with no timeout measured (the
 # trigger open where no other timeout measures the timer: a run held after a millisecond's
-# silence may be the timer's or a pause's). The bounds keep it from getting worse
+# silence may be the timer's or a pause's, a READ asked again a millisecond after the
+# response that showed its gap may be the re-issue or the timer's, a NAK's answer behind
+# another QP's traffic may be the timer's at its IBTA minimum); a go-back-0 NIC's timer
+# restart below ACKs the sender may not have had; a lone resend of a WRITE's NAKed PSN
+# that a later NAK's resend of the newest follows within a round trip (a go-back-N an ACK
+# overtook, held that long, sends the same). The bounds keep it from getting worse
 # unnoticed; the aim is 5%.
-UNCERTAIN_AT_MOST = {"ns": 0.075, "us": 0.135, "jitter50": 0.085, "25G": 0.125, "400G": 0.06}
+UNCERTAIN_AT_MOST = {"ns": 0.07, "us": 0.13, "jitter50": 0.08, "25G": 0.125, "400G": 0.06}
 
 
 @pytest.mark.parametrize("clock", sorted(UNCERTAIN_AT_MOST))

@@ -1499,7 +1499,9 @@ def _acked_in_sequence(x: Context, e: np.ndarray, k: int) -> bool:
     dropped) and re-issues a READ from the next response it expects: a READ request asked
     again below a response's PSN after that response shows the requester did not keep it
     (had it kept it, it would expect beyond it; had it not yet had it, it came while the
-    requester expected the re-issued PSN, below it, on the same path)."""
+    requester expected the re-issued PSN, below it, on the same path). Only a READ asked
+    again inside a READ's span (at a PSN no original request took) shows that: one at a
+    READ's own first PSN may be a go-back-0's restart of the whole READ, whatever it kept."""
     c = x.conv
     first, start = int(e["first_ev"][k]), int(e["start_ext"][k])
     lo = int(np.searchsorted(c.conv, e["conv"][k]))  # events are grouped by conversation
@@ -1510,6 +1512,9 @@ def _acked_in_sequence(x: Context, e: np.ndarray, k: int) -> bool:
         return True
     asked = ev[(c.kind[ev] == REQUEST) & ((c.flags[ev] & cn.RESENT) > 0)]
     asked = asked[(x.pp.opcodes_at(c.row[asked]).astype(np.int64) & 0x1F) == READ_REQUEST_OP]
+    late = ((c.flags[ev] & cn.LATE) > 0) & ((c.flags[ev] & cn.RESENT) == 0)  # late originals
+    originals = ev[(c.kind[ev] == REQUEST) & (((c.flags[ev] & cn.NEW) > 0) | late)]
+    asked = asked[~np.isin(c.ext[asked], c.ext[originals])]  # inside a READ's span
     # per response: the lowest PSN a READ was asked again at after it (none: beyond all)
     after = np.searchsorted(asked, beyond, side="right")
     lowest = np.minimum.accumulate(c.ext[asked][::-1])[::-1] if len(asked) else asked
