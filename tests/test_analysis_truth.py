@@ -732,10 +732,31 @@ def test_timer_restart_above_the_read_responses_the_requester_kept(tmp_path: Pat
     assert (timer["mode"].iloc[0], timer["mode_certainty"].iloc[0]) == ("go-back-n", "likely")
 
 
-# Measured share of uncertain episodes on the hard cases: ns 26 of 402 (6.5%), us 12.2%,
-# jitter50 7.5%, 25G 11.6%, 400G 5.5% (a go-back-N above its NAKed PSN where a go-back-0
+def test_timer_restart_below_an_answered_nak_shows_a_go_back_0_nic(tmp_path: Path) -> None:
+    """A go-back-0 NIC seen at the receiver, its requests lost before it now and then (a
+    hard case): its answer to a NAK of a WRITE's middle PSN lost the message's first
+    resend, so it begins at the NAKed PSN, as a go-back-N would. Its ACK timer later
+    restarts at that message's first PSN, below the NAK it had answered: a go-back-N that
+    had the NAK never resends what the NAK acknowledged, and a go-back-0's NAK acknowledges
+    only what precedes its message. The NIC is a go-back-0 NIC: the NAK's answer is its
+    go-back-0, likely."""
+    mix, seed = HARD_CASES[17]
+    a, truth = analyzed(tmp_path, "clean", seed, **mix)
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps = a.retransmissions.sort_values("first_frame")
+    answer, timer = eps.iloc[0], eps.iloc[1]
+    assert (answer["trigger"], answer["start_psn"]) == ("nak", answer["nak_psn"])
+    assert timer["trigger"] == "timeout"
+    assert timer["start_psn"] == (answer["start_psn"] - 1) % (1 << 24)  # below the NAK
+    assert (answer["mode"], answer["mode_certainty"]) == ("go-back-0", "likely")
+
+
+# Measured share of uncertain episodes on the hard cases: ns 25 of 402 (6.2%), us 11.9%,
+# jitter50 7.2%, 25G 11.6%, 400G 5.2% (a go-back-N above its NAKed PSN where a go-back-0
 # would have lost more resends in a row is likely, as a restart inside a message; a timer
-# restart is not below a READ response the requester cannot have kept: was 7.0%, 12.7%,
+# restart is not below a READ response the requester cannot have kept; a timer restart
+# below a NAK the NIC answered shows a go-back-0 NIC: was 7.0%, 12.7%,
 # 8.0%, 11.6%, 5.7%; before that a run held by a PFC pause the capture point does
 # not see, where no timer can have fired, is the run's; an RNR NAK's retry on time that
 # lost its first resends is the retry; a go-back-N above its NAKed PSN on a NIC that shows
@@ -762,7 +783,7 @@ def test_timer_restart_above_the_read_responses_the_requester_kept(tmp_path: Pat
 # continue a SEND's go-back-N run (the mode changes with the reading), and where the
 # trigger itself is open; restarts inside a message where a go-back-0's lost first resends
 # would look the same (one lost resend more than a go-back-N's, on a NIC that restarts
-# inside a message once); READ re-issues and slow answers with no timeout measured (the
+# inside a message once and shows no go-back-0); READ re-issues and slow answers with no timeout measured (the
 # trigger open where no other timeout measures the timer: a run held after a millisecond's
 # silence may be the timer's or a pause's, a READ asked again a millisecond after the
 # response that showed its gap may be the re-issue or the timer's, a NAK's answer behind

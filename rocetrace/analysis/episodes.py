@@ -1167,7 +1167,8 @@ def _modes(
     certainty[hidden != 0] = UNCERTAIN
     host = _hosts(x, e)
     gb0_shows = gb0 & (certainty == CERTAIN) & ~not_shown
-    x.seen["gb0_hosts"] = frozenset(np.unique(host[gb0_shows]).tolist())
+    below_nak = _timer_below_answered_nak(x, e, trigger, trigger_certainty) & ~not_shown
+    x.seen["gb0_hosts"] = frozenset(np.unique(host[gb0_shows | below_nak]).tolist())
     # every restart inside a message counts, a single resend too: a go-back-0 NIC would
     # have lost its message's first resends on each
     inside = pd.Series(host[hidden_any != 0]).value_counts()
@@ -1298,6 +1299,30 @@ def _above_nak(e: np.ndarray) -> np.ndarray:
     request from that PSN up to the run's first, so the NAK's go-back-N lost its first
     resends before the capture point (the state machine's nak_below_unseen)."""
     return (e["nak_ev"] >= 0) & (e["start_ext"] > e["nak_ext"])
+
+
+def _timer_below_answered_nak(
+    x: Context, e: np.ndarray, trigger: np.ndarray, trigger_certainty: np.ndarray
+) -> np.ndarray:
+    """Timer restarts at a message's first PSN below the PSN of a NAK (not an RNR NAK) an
+    earlier episode of the conversation answered, inside that PSN's message: the sender had
+    the NAK. IBTA's NAK acknowledges every PSN below its own, and a go-back-N or selective
+    repeat that had it never resends those again; a go-back-0 NIC's NAK acknowledges only
+    what precedes its message (it redoes the message), so its timer restarts at the
+    message's first PSN. Such a restart shows a go-back-0 NIC as a certain go-back-0 does.
+    Only a NAK the answer took alone (not one of several it may answer, `x.near`)."""
+    out = np.zeros(len(e), bool)
+    msg_start = np.isin(e["start_pos"], (POS_FIRST, POS_ONLY))
+    timers = np.flatnonzero((trigger == "timeout") & (trigger_certainty != UNCERTAIN) & msg_start)
+    answered = (trigger == "nak") & (trigger_certainty != UNCERTAIN) & (e["nak_kind"] == NAK)
+    answered &= e["msg_first"] > np.iinfo(np.int64).min // 4
+    answered &= ~_among(len(e), x.near) & ~_among(len(e), x.claimed)
+    naks = np.flatnonzero(answered & (e["nak_ev"] >= 0))
+    for k in timers.tolist():  # timer restarts are few
+        j = naks[(e["conv"][naks] == e["conv"][k]) & (e["first_ev"][naks] < e["first_ev"][k])]
+        below = (e["start_ext"][k] < e["nak_ext"][j]) & (e["start_ext"][k] >= e["msg_first"][j])
+        out[k] = bool(below.any())
+    return out
 
 
 def _go_back_0_lost_more_above(
