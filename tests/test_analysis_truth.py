@@ -783,11 +783,12 @@ def test_timer_restart_below_an_answered_nak_shows_a_go_back_0_nic(tmp_path: Pat
 # continue a SEND's go-back-N run (the mode changes with the reading), and where the
 # trigger itself is open; restarts inside a message where a go-back-0's lost first resends
 # would look the same (one lost resend more than a go-back-N's, on a NIC that restarts
-# inside a message once and shows no go-back-0); READ re-issues and slow answers with no timeout measured (the
-# trigger open where no other timeout measures the timer: a run held after a millisecond's
-# silence may be the timer's or a pause's, a READ asked again a millisecond after the
-# response that showed its gap may be the re-issue or the timer's, a NAK's answer behind
-# another QP's traffic may be the timer's at its IBTA minimum); a go-back-0 NIC's timer
+# inside a message once and shows no go-back-0); READ re-issues and slow answers with no
+# timeout measured (the trigger open where no other timeout measures the timer: a run held
+# after a millisecond's silence may be the timer's or a pause's, a READ asked again a
+# millisecond after the response that showed its gap may be the re-issue or the timer's, a
+# NAK's answer behind another QP's traffic may be the timer's at its IBTA minimum); a
+# go-back-0 NIC's timer
 # restart below ACKs the sender may not have had; a lone resend of a WRITE's NAKed PSN
 # that a later NAK's resend of the newest follows within a round trip (a go-back-N an ACK
 # overtook, held that long, sends the same). The bounds keep it from getting worse
