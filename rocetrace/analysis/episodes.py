@@ -1180,7 +1180,8 @@ def _modes(
     certainty[hidden != 0] = UNCERTAIN
     host = _hosts(x, e)
     gb0_shows = gb0 & (certainty == CERTAIN) & ~not_shown
-    x.seen["gb0_hosts"] = frozenset(np.unique(host[gb0_shows]).tolist())
+    below_nak = _timer_below_answered_nak(x, e, trigger, trigger_certainty) & ~not_shown
+    x.seen["gb0_hosts"] = frozenset(np.unique(host[gb0_shows | below_nak]).tolist())
     # every restart inside a message counts, a single resend too: a go-back-0 NIC would
     # have lost its message's first resends on each
     inside = pd.Series(host[hidden_any != 0]).value_counts()
@@ -1189,7 +1190,7 @@ def _modes(
     more = _more_lost_than_go_back_n(e, trigger, hidden)
     _resolve_hidden_first(host, hidden, more, mode, certainty, nic, trigger == "nak")
     cut_short = (e["n_resent"] == 1) & (e["end_ext"] < e["last_sent_first"])
-    below_ack = _below_ack(x.conv, e, trigger)
+    below_ack = _below_ack(x, e, trigger)
     certainty[below_ack] = UNCERTAIN
     certainty[x.split_open] = UNCERTAIN  # its runs may be two episodes' (above)
     certainty[_resumed_into_repeat(x.conv, e)] = UNCERTAIN
@@ -1253,6 +1254,9 @@ def _modes(
     # operation class and cause: it is no go-back-0 NIC (recovery is a NIC setting)
     back_n = (mode == "go-back-n") & (shown_policy == "go-back-n")
     back_n &= trigger_certainty != UNCERTAIN
+    # or a go-back-0 of that NAK would have lost more in a row on the way (as for a restart
+    # inside a message, _resolve_hidden_first)
+    back_n |= _go_back_0_lost_more_above(x, e, above, host, nic)
     certainty[above & ~_message_starts_at_nak(x, e) & ~(back_n & (certainty != UNCERTAIN))] = (
         UNCERTAIN
     )
@@ -1308,6 +1312,57 @@ def _above_nak(e: np.ndarray) -> np.ndarray:
     request from that PSN up to the run's first, so the NAK's go-back-N lost its first
     resends before the capture point (the state machine's nak_below_unseen)."""
     return (e["nak_ev"] >= 0) & (e["start_ext"] > e["nak_ext"])
+
+
+def _timer_below_answered_nak(
+    x: Context, e: np.ndarray, trigger: np.ndarray, trigger_certainty: np.ndarray
+) -> np.ndarray:
+    """Timer restarts at a message's first PSN below the PSN of a NAK (not an RNR NAK) an
+    earlier episode of the conversation answered, inside that PSN's message: the sender had
+    the NAK. IBTA's NAK acknowledges every PSN below its own, and a go-back-N or selective
+    repeat that had it never resends those again; a go-back-0 NIC's NAK acknowledges only
+    what precedes its message (it redoes the message), so its timer restarts at the
+    message's first PSN. Such a restart shows a go-back-0 NIC as a certain go-back-0 does.
+    Only a NAK the answer took alone (not one of several it may answer, `x.near`)."""
+    out = np.zeros(len(e), bool)
+    msg_start = np.isin(e["start_pos"], (POS_FIRST, POS_ONLY))
+    timers = np.flatnonzero((trigger == "timeout") & (trigger_certainty != UNCERTAIN) & msg_start)
+    answered = (trigger == "nak") & (trigger_certainty != UNCERTAIN) & (e["nak_kind"] == NAK)
+    answered &= e["msg_first"] > np.iinfo(np.int64).min // 4
+    answered &= ~_among(len(e), x.near) & ~_among(len(e), x.claimed)
+    naks = np.flatnonzero(answered & (e["nak_ev"] >= 0))
+    for k in timers.tolist():  # timer restarts are few
+        j = naks[(e["conv"][naks] == e["conv"][k]) & (e["first_ev"][naks] < e["first_ev"][k])]
+        below = (e["start_ext"][k] < e["nak_ext"][j]) & (e["start_ext"][k] >= e["msg_first"][j])
+        out[k] = bool(below.any())
+    return out
+
+
+def _go_back_0_lost_more_above(
+    x: Context, e: np.ndarray, above: np.ndarray, host: np.ndarray, nic: NicContext
+) -> np.ndarray:
+    """Runs above their NAKed PSN (`above`, their first resends lost before the capture
+    point) inside the message of that PSN, on a NIC that shows no go-back-0: a go-back-0 of
+    the NAK would have lost, besides the go-back-N's lost resends (from the NAKed PSN up to
+    the run's first), the message's first PSNs up to the NAKed one. Its go-back-N is as
+    likely as a restart inside a message (_resolve_hidden_first) when that is two resends
+    or more in a row, or when the NIC restarts inside messages twice or more (a go-back-0
+    NIC would have lost its message's first resends on each). The message's first PSN
+    counts only where the capture saw its first copy begin the message (a message whose
+    first packet the capture never saw would read as part of the one before it)."""
+    known = e["msg_first"] > np.iinfo(np.int64).min // 4
+    inside = above & known & (e["msg_first"] <= e["nak_ext"])  # the NAKed PSN's message
+    inside &= ~np.isin(host, list(nic.gb0_hosts))
+    ks = np.flatnonzero(inside)
+    if len(ks):
+        requests = _requests_by_psn(x)
+        for k in ks.tolist():  # such runs are few
+            ev = requests.first_copy(int(e["conv"][k]), int(e["msg_first"][k]))
+            inside[k] = ev >= 0 and x.pp.position[x.conv.row[ev]] in (POS_FIRST, POS_ONLY)
+    more = e["nak_ext"] - e["msg_first"]
+    counts = dict(nic.hidden)
+    twice = np.array([counts.get(h, 0) >= 2 for h in host.tolist()], bool)
+    return inside & ((more >= 2) | twice)
 
 
 def _lone_resend_run_lost(x: Context, e: np.ndarray, which: np.ndarray) -> np.ndarray:
@@ -1459,15 +1514,51 @@ def _go_back_0(e: np.ndarray) -> np.ndarray:
     return (e["nak_ev"] >= 0) & (e["start_ext"] < e["nak_ext"])
 
 
-def _below_ack(c: cn.Conversations, e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
+def _below_ack(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
     """Timer restarts at a message's first PSN below an ACK or response the capture saw: a
     go-back-0, or a go-back-N whose sender never got that ACK (lost after the capture
     point): the capture cannot tell which. A NAK's implied acknowledgement does not count:
     a go-back-N that had the NAK restarts at or above it, and a go-back-0's NAK acknowledges
     only what precedes its message, so a restart below only NAKs is at the sender's first
-    unacknowledged PSN whatever its policy."""
+    unacknowledged PSN whatever its policy. A READ response the requester cannot have
+    kept does not count either (_acked_in_sequence)."""
+    c = x.conv
     msg_start = np.isin(e["start_pos"], (POS_FIRST, POS_ONLY))
-    return (trigger == "timeout") & (e["start_ext"] <= _acked_by_responses(c, e)) & msg_start
+    below = (trigger == "timeout") & (e["start_ext"] <= _acked_by_responses(c, e)) & msg_start
+    for k in np.flatnonzero(below).tolist():  # timer restarts below a response are few
+        below[k] = _acked_in_sequence(x, e, k)
+    return below
+
+
+def _acked_in_sequence(x: Context, e: np.ndarray, k: int) -> bool:
+    """Did an ACK or response the capture saw before episode `k`'s first resend acknowledge
+    its first PSN or beyond, other than a READ response the requester cannot have kept? A
+    requester takes READ responses in PSN order only (one beyond the next it expects is
+    dropped) and re-issues a READ from the next response it expects: a READ request asked
+    again below a response's PSN after that response shows the requester did not keep it
+    (had it kept it, it would expect beyond it; had it not yet had it, it came while the
+    requester expected the re-issued PSN, below it, on the same path). Only a READ asked
+    again inside a READ's span (at a PSN no original request took) shows that: one at a
+    READ's own first PSN may be a go-back-0's restart of the whole READ, whatever it kept."""
+    c = x.conv
+    first, start = int(e["first_ev"][k]), int(e["start_ext"][k])
+    lo = int(np.searchsorted(c.conv, e["conv"][k]))  # events are grouped by conversation
+    ev = np.arange(lo, first)
+    sent = (c.flags[ev] & cn.UNSENT) == 0
+    beyond = ev[sent & np.isin(c.kind[ev], (ACK, ATOMIC_ACK, READ_RESPONSE)) & (c.ext[ev] >= start)]
+    if (c.kind[beyond] != READ_RESPONSE).any():
+        return True
+    asked = ev[(c.kind[ev] == REQUEST) & ((c.flags[ev] & cn.RESENT) > 0)]
+    asked = asked[(x.pp.opcodes_at(c.row[asked]).astype(np.int64) & 0x1F) == READ_REQUEST_OP]
+    late = ((c.flags[ev] & cn.LATE) > 0) & ((c.flags[ev] & cn.RESENT) == 0)  # late originals
+    originals = ev[(c.kind[ev] == REQUEST) & (((c.flags[ev] & cn.NEW) > 0) | late)]
+    asked = asked[~np.isin(c.ext[asked], c.ext[originals])]  # inside a READ's span
+    # per response: the lowest PSN a READ was asked again at after it (none: beyond all)
+    after = np.searchsorted(asked, beyond, side="right")
+    lowest = np.minimum.accumulate(c.ext[asked][::-1])[::-1] if len(asked) else asked
+    kept = after >= len(asked)
+    kept[~kept] = lowest[after[~kept]] >= c.ext[beyond][~kept]
+    return bool(kept.any())
 
 
 def _acked_by_responses(c: cn.Conversations, e: np.ndarray) -> np.ndarray:
