@@ -428,6 +428,25 @@ def test_selective_repeat_split_keeps_its_mode_beside_a_send_run(tmp_path: Path)
     assert (split["mode_certainty"] != "uncertain").all()
 
 
+def test_send_run_resumed_after_a_split_that_reached_the_newest_goes_back_n(
+    tmp_path: Path,
+) -> None:
+    """The NAK storm of a hard case at the sender, at 25 Gb/s: a SEND's go-back-N run, cut
+    by a split in doubt that resent a WRITE's NAKed PSN and then the next, the newest PSN
+    sent (no skip), resumed at the split's PSN. The split may be more of the run, and the
+    resumption its NAK's answer, but that answer resends what a go-back-N does (a
+    selective repeat skips to the newest unless it is the next PSN): the run goes back N
+    in either reading, likely (a SEND's NAK is answered so)."""
+    mix, seed = HARD_CASES[24]
+    a, truth = analyzed(tmp_path, "clean", seed, **dict(mix, link_speed_bps=25e9))
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false, g.uncertain) == ([], [], [], 0)
+    resent = a.packets[a.packets["retransmitted"]]
+    resumed = a.retransmissions.iloc[int(resent["episode"].iloc[-1])]
+    assert (resumed["mode"], resumed["mode_certainty"]) == ("go-back-n", "likely")
+    assert resumed["trigger"] == "nak" and len(resumed["nak_frames"]) > 1
+
+
 # A go-back-0 NIC in a livelock: the same PSN of one message lost on every pass (the loss
 # strikes every n-th frame and each pass is a multiple of n long), each NAK answered by a
 # restart at the message's first PSN. Seen at the receiver the lost PSN never shows (it

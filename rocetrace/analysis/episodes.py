@@ -1082,16 +1082,20 @@ def _op_class(opcode: np.ndarray) -> np.ndarray:
     return np.where(np.isin(opcode & 0x1F, SEND_OPS), "send", "rdma").astype(object)
 
 
-def _sends_only(x: Context, e: np.ndarray) -> np.ndarray:
+def _sends_only(x: Context, e: np.ndarray, reached: bool = False) -> np.ndarray:
     """Per episode: were all its resends SENDs (a WRITE's among them may answer a NAK of
     its own by selective repeat: another episode)? A resend where the run resumed after a
     selective repeat that had sent its newest PSN before it does not count: the two cannot
     have swapped (a selective repeat resends the NAKed PSN first), nor can that split be
-    more of the run (a go-back-N does not skip to the newest), so it is the run's."""
+    more of the run (a go-back-N does not skip to the newest), so it is the run's. With
+    `reached` (the run's mode), nor do those where it resumed after a split that went one
+    by one to the newest (_resumed_after_newest): they go back N in either reading."""
     c = x.conv
     ev = np.flatnonzero(c.episode >= 0)
     rdma = _op_class(x.pp.opcodes_at(c.row[ev]).astype(np.int64)) == "rdma"
     rdma &= ~_resumed_after_tail(e, c, ev)
+    if reached:
+        rdma &= ~_resumed_after_newest(x, e, ev)
     out = np.ones(len(e), bool)
     out[c.episode[ev][rdma]] = False
     return out
@@ -1106,6 +1110,36 @@ def _resumed_after_tail(e: np.ndarray, c: cn.Conversations, ev: np.ndarray) -> n
     s = np.maximum(split, 0)
     tail = (split >= 0) & (e["tail_skips"][s] > 0) & (e["last_ev"][s] < ev)
     return after_other & (ev != e["first_ev"][run]) & (e["cut_by_split"][run] == 1) & tail
+
+
+def _resumed_after_newest(x: Context, e: np.ndarray, ev: np.ndarray) -> np.ndarray:
+    """Per resend event of `ev`: the run resumed there after the split that cut it had
+    resent from its NAKed PSN one by one up to the newest PSN sent (no skip), where the
+    capture point loses no requests on the way. That split may be more of the run (a
+    go-back-N reaches the newest by going on), and this resend its NAK's answer instead;
+    but that answer then resends what both policies would (its NAKed PSN on, with the
+    newest missing only where an ACK overtook it: a selective repeat's newest, and a
+    go-back-N's run, would follow it), so it shows no policy of its own, and the run
+    goes back N in either reading when its own NAK was a SEND's."""
+    c = x.conv
+    run = c.episode[ev]
+    after_other = np.r_[False, (run[1:] != run[:-1]) & (c.conv[ev][1:] == c.conv[ev][:-1])]
+    split = e["split_by"][run]
+    s = np.maximum(split, 0)
+    newest = (e["end_ext"][s] >= e["last_sent_first"][s]) & (e["skips"][s] == 0)
+    newest &= (e["nak_ev"][s] >= 0) & (e["start_ext"][s] == e["nak_ext"][s])
+    newest &= (split >= 0) & (e["n_resent"][s] >= 2) & (e["last_ev"][s] < ev)
+    newest &= ~x.losses_upstream[e["conv"][run]]
+    out = after_other & (ev != e["first_ev"][run]) & (e["cut_by_split"][run] == 1) & newest
+    # the run's resends that go on from there one by one are that answer's too: a
+    # go-back-N's (a selective repeat skips to the newest, unless it is the next PSN)
+    ext = c.ext[ev]
+    for i in np.flatnonzero(out).tolist():  # such resumptions are few
+        j = i + 1
+        while j < len(ev) and run[j] == run[i] and ext[j] == ext[j - 1] + 1:
+            out[j] = True
+            j += 1
+    return out
 
 
 def _settled_modes(
@@ -1184,7 +1218,7 @@ def _modes(
     # a SEND run cut short after several resends, each of a PSN a NAK asked for: what both
     # policies resend (selective repeat each NAKed PSN, go-back-N the run), and a SEND's
     # policy is go-back-N (below)
-    sends_only = _sends_only(x, e)
+    sends_only = _sends_only(x, e, reached=True)
     cut_run = sends_only & (middle == 0) & (e["skips"] == 0)
     cut_run &= e["end_ext"] < e["last_sent_first"]
     either = (same_packets | cut_short | cut_run | below_ack | (tail_skip & overtaken)) & ~gb0
