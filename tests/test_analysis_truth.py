@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from nic_truth import Grade, analyzed, grade, seen_at
 
 from rocetrace import psn
+from rocetrace.analysis.tolerances import MIN_ACK_TIMEOUT_NS
 from rocetrace.flowkey import parse_flow_key
 from rocetrace.generate import PRESETS, Loss
 
@@ -445,6 +446,22 @@ def test_send_run_resumed_after_a_split_that_reached_the_newest_goes_back_n(
     resumed = a.retransmissions.iloc[int(resent["episode"].iloc[-1])]
     assert (resumed["mode"], resumed["mode_certainty"]) == ("go-back-n", "likely")
     assert resumed["trigger"] == "nak" and len(resumed["nak_frames"]) > 1
+
+
+def test_slow_selective_repeat_answers_its_nak_not_a_timer(tmp_path: Path) -> None:
+    """A hard case at a mirror, at 25 Gb/s: a WRITE's NAK answered by a selective repeat
+    (its PSN, then the newest PSN sent) queued behind another QP's READ responses, longer
+    after the NAK than the shortest ACK timer. A timer's restart goes back N from the first
+    unacknowledged PSN and would have resent the PSNs the skip passed over: the NAK's
+    answer, likely."""
+    mix, seed = HARD_CASES[20]
+    a, truth = analyzed(tmp_path, "clean", seed, **dict(mix, link_speed_bps=25e9))
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps = a.retransmissions
+    slow = eps[(eps["mode"] == "selective-repeat") & (eps["nak_latency_ns"] > MIN_ACK_TIMEOUT_NS)]
+    assert len(slow) == 1
+    assert (slow["trigger"] == "nak").all() and (slow["trigger_certainty"] == "likely").all()
 
 
 # A go-back-0 NIC in a livelock: the same PSN of one message lost on every pass (the loss

@@ -742,11 +742,28 @@ def _slow_answers(
     lag = cn.slowest_answers(c)[e["conv"]]
     reach = since + x.tol.slack_ns + lag  # a timer no longer than this may have fired
     maybe_timer = slow & (reach >= timer)
-    certainty[maybe_timer & rnr_on_time & (certainty == CERTAIN)] = LIKELY
-    certainty[maybe_timer & ~rnr_on_time] = UNCERTAIN
+    repeat = maybe_timer & _no_timer_shape(x, e, trigger)
+    certainty[maybe_timer & (rnr_on_time | repeat) & (certainty == CERTAIN)] = LIKELY
+    certainty[maybe_timer & ~rnr_on_time & ~repeat] = UNCERTAIN
     x.seen["lo_margin"] = timer_margin(reach[slow], timer)
     x.seen["timer_margin"] = NO_MARGIN
     _timer_not_nak(x, e, maybe_timer, wait, timers.timer_ns, trigger, certainty)
+
+
+def _no_timer_shape(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
+    """Slow NAK answers shaped as no ACK timer resends: the NAKed PSN, then a skip to the
+    newest PSN sent, two resends in all (a selective repeat), where no ACK overtook the
+    skip, the capture point loses no requests on the way and no resend may be another
+    episode's. An ACK timer's restart goes back N from the first unacknowledged PSN on
+    whatever the NIC's policy (selective repeat answers NAKs only), so it would have
+    resent the PSNs the skip passed over; only the NAK explains the skip."""
+    c = x.conv
+    out = (trigger == "nak") & (e["nak_kind"] == NAK) & (e["start_ext"] == e["nak_ext"])
+    out &= (e["n_resent"] == 2) & (e["tail_skips"] > 0) & (e["unasked"] == 0)
+    out &= (e["ack_skips"] == 0) & ~x.losses_upstream[e["conv"]]
+    out &= (e["near_split"] == 0) & (e["taken_split"] < 0) & (e["cut_by_split"] == 0)
+    out &= ~x.split_open & ~_among(len(e), x.near) & (e["alt_of"] == -1)
+    return out & ~cn.late_copy(c) & ~cn.copy_of_earlier_run(c)
 
 
 def _timer_not_nak(
