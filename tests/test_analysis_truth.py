@@ -464,6 +464,21 @@ def test_slow_selective_repeat_answers_its_nak_not_a_timer(tmp_path: Path) -> No
     assert (slow["trigger"] == "nak").all() and (slow["trigger_certainty"] == "likely").all()
 
 
+def test_rnr_retry_queued_behind_another_retry_run_is_on_time(tmp_path: Path) -> None:
+    """A hard case at a mirror, at 25 Gb/s: three QPs of one sender each draw an RNR NAK;
+    the second and third QPs' retries go out behind the first's retry run, back to back,
+    microseconds after their RNR timers lapsed. The sender's wire was busy up to each
+    retry: the retry on time, likely (the ACK timer would have to fire within that train,
+    its RNR NAK lost after the capture point)."""
+    mix, seed = HARD_CASES[43]
+    a, truth = analyzed(tmp_path, "clean", seed, **dict(mix, link_speed_bps=25e9))
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false, g.uncertain) == ([], [], [], 0)
+    retries = a.retransmissions[a.retransmissions["trigger"] == "rnr"]
+    assert len(retries) == 3
+    assert (retries["trigger_certainty"] == "likely").all()
+
+
 # A go-back-0 NIC in a livelock: the same PSN of one message lost on every pass (the loss
 # strikes every n-th frame and each pass is a multiple of n long), each NAK answered by a
 # restart at the message's first PSN. Seen at the receiver the lost PSN never shows (it

@@ -860,7 +860,31 @@ def _rnr_timing(
     unmeasured = floor < 0
     floor[unmeasured] = _rnr_round_trip(e, rnr & ~early, wait - timer, slack)[unmeasured]
     on_time = rnr & ~early & (wait <= timer + floor + slack)
+    late = np.flatnonzero(rnr & ~early & ~on_time)
+    busy = _busy_before(x, c.row[e["first_ev"][late]])
+    on_time[late] = wait[late] - busy <= timer[late] + floor[late] + slack
     return early, on_time
+
+
+def _busy_before(x: Context, rows: np.ndarray) -> np.ndarray:
+    """Per frame row of `rows`: how long its source's wire was busy right before it, the
+    back-to-back train of that source's frames it ends (each within a frame time, at the
+    link speed the capture shows, and the slack of the one before; 0 with no link speed).
+    A frame due while its NIC sends others goes out when the wire frees: its lateness
+    by that long shows no cause of its own."""
+    pp, tol = x.pp, x.tol
+    out = np.zeros(len(rows), np.int64)
+    if tol.link_bps is None:
+        return out
+    for k, r in enumerate(rows.tolist()):  # late RNR retries are few
+        own = np.flatnonzero(pp.src[: r + 1] == pp.src[r])
+        ts = pp.ts[own]
+        frame = np.asarray(tol.frame_ns(pp.wire_len[own].astype(np.int64)), float)
+        wire = np.maximum(frame[1:], frame[:-1]) + tol.slack_ns
+        apart = np.flatnonzero(np.diff(ts) > wire)  # where a train breaks
+        first = int(apart[-1]) + 1 if len(apart) else 0
+        out[k] = int(ts[-1] - ts[first])
+    return out
 
 
 def _rnr_timer_ns(x: Context, ev: np.ndarray) -> np.ndarray:
