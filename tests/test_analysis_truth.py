@@ -749,7 +749,10 @@ def test_go_back_n_above_its_nak_on_a_nic_that_shows_go_back_n(tmp_path: Path) -
 
 
 # Measured share of uncertain episodes on the hard cases: ns 28 of 402 (7.0%), us 12.7%,
-# jitter50 8.0%, 25G 11.6%, 400G 5.7% (a run held by a PFC pause the capture point does
+# jitter50 8.0%, 25G 34 of 336 (10.1%; was 11.6% before a SEND run resumed after a split
+# that went one by one to the newest PSN went back N either way, a slow selective repeat
+# kept its NAK and an RNR retry queued behind its NIC's other frames was on time), 400G
+# 5.7% (a run held by a PFC pause the capture point does
 # not see, where no timer can have fired, is the run's; an RNR NAK's retry on time that
 # lost its first resends is the retry; a go-back-N above its NAKed PSN on a NIC that shows
 # go-back-N certainly is no go-back-0; a selective repeat takes back the NAK of a split
@@ -778,7 +781,7 @@ def test_go_back_n_above_its_nak_on_a_nic_that_shows_go_back_n(tmp_path: Path) -
 # trigger open where no other timeout measures the timer: a run held after a millisecond's
 # silence may be the timer's or a pause's). The bounds keep it from getting worse
 # unnoticed; the aim is 5%.
-UNCERTAIN_AT_MOST = {"ns": 0.075, "us": 0.135, "jitter50": 0.085, "25G": 0.125, "400G": 0.06}
+UNCERTAIN_AT_MOST = {"ns": 0.075, "us": 0.135, "jitter50": 0.085, "25G": 0.11, "400G": 0.06}
 
 
 @pytest.mark.parametrize("clock", sorted(UNCERTAIN_AT_MOST))
