@@ -755,11 +755,28 @@ def _slow_answers(
     lag = cn.slowest_answers(c)[e["conv"]]
     reach = since + x.tol.slack_ns + lag  # a timer no longer than this may have fired
     maybe_timer = slow & (reach >= timer)
-    certainty[maybe_timer & rnr_on_time & (certainty == CERTAIN)] = LIKELY
-    certainty[maybe_timer & ~rnr_on_time] = UNCERTAIN
+    repeat = maybe_timer & _no_timer_shape(x, e, trigger)
+    certainty[maybe_timer & (rnr_on_time | repeat) & (certainty == CERTAIN)] = LIKELY
+    certainty[maybe_timer & ~rnr_on_time & ~repeat] = UNCERTAIN
     x.seen["lo_margin"] = timer_margin(reach[slow], timer)
     x.seen["timer_margin"] = NO_MARGIN
     _timer_not_nak(x, e, maybe_timer, wait, timers.timer_ns, trigger, certainty)
+
+
+def _no_timer_shape(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
+    """Slow NAK answers shaped as no ACK timer resends: the NAKed PSN, then a skip to the
+    newest PSN sent, two resends in all (a selective repeat), where no ACK overtook the
+    skip, the capture point loses no requests on the way and no resend may be another
+    episode's. An ACK timer's restart goes back N from the first unacknowledged PSN on
+    whatever the NIC's policy (selective repeat answers NAKs only), so it would have
+    resent the PSNs the skip passed over; only the NAK explains the skip."""
+    c = x.conv
+    out = (trigger == "nak") & (e["nak_kind"] == NAK) & (e["start_ext"] == e["nak_ext"])
+    out &= (e["n_resent"] == 2) & (e["tail_skips"] > 0) & (e["unasked"] == 0)
+    out &= (e["ack_skips"] == 0) & ~x.losses_upstream[e["conv"]]
+    out &= (e["near_split"] == 0) & (e["taken_split"] < 0) & (e["cut_by_split"] == 0)
+    out &= ~x.split_open & ~_among(len(e), x.near) & (e["alt_of"] == -1)
+    return out & ~cn.late_copy(c) & ~cn.copy_of_earlier_run(c)
 
 
 def _timer_not_nak(
@@ -856,7 +873,31 @@ def _rnr_timing(
     unmeasured = floor < 0
     floor[unmeasured] = _rnr_round_trip(e, rnr & ~early, wait - timer, slack)[unmeasured]
     on_time = rnr & ~early & (wait <= timer + floor + slack)
+    late = np.flatnonzero(rnr & ~early & ~on_time)
+    busy = _busy_before(x, c.row[e["first_ev"][late]])
+    on_time[late] = wait[late] - busy <= timer[late] + floor[late] + slack
     return early, on_time
+
+
+def _busy_before(x: Context, rows: np.ndarray) -> np.ndarray:
+    """Per frame row of `rows`: how long its source's wire was busy right before it, the
+    back-to-back train of that source's frames it ends (each within a frame time, at the
+    link speed the capture shows, and the slack of the one before; 0 with no link speed).
+    A frame due while its NIC sends others goes out when the wire frees: its lateness
+    by that long shows no cause of its own."""
+    pp, tol = x.pp, x.tol
+    out = np.zeros(len(rows), np.int64)
+    if tol.link_bps is None:
+        return out
+    for k, r in enumerate(rows.tolist()):  # late RNR retries are few
+        own = np.flatnonzero(pp.src[: r + 1] == pp.src[r])
+        ts = pp.ts[own]
+        frame = np.asarray(tol.frame_ns(pp.wire_len[own].astype(np.int64)), float)
+        wire = np.maximum(frame[1:], frame[:-1]) + tol.slack_ns
+        apart = np.flatnonzero(np.diff(ts) > wire)  # where a train breaks
+        first = int(apart[-1]) + 1 if len(apart) else 0
+        out[k] = int(ts[-1] - ts[first])
+    return out
 
 
 def _rnr_timer_ns(x: Context, ev: np.ndarray) -> np.ndarray:
@@ -1095,16 +1136,20 @@ def _op_class(opcode: np.ndarray) -> np.ndarray:
     return np.where(np.isin(opcode & 0x1F, SEND_OPS), "send", "rdma").astype(object)
 
 
-def _sends_only(x: Context, e: np.ndarray) -> np.ndarray:
+def _sends_only(x: Context, e: np.ndarray, reached: bool = False) -> np.ndarray:
     """Per episode: were all its resends SENDs (a WRITE's among them may answer a NAK of
     its own by selective repeat: another episode)? A resend where the run resumed after a
     selective repeat that had sent its newest PSN before it does not count: the two cannot
     have swapped (a selective repeat resends the NAKed PSN first), nor can that split be
-    more of the run (a go-back-N does not skip to the newest), so it is the run's."""
+    more of the run (a go-back-N does not skip to the newest), so it is the run's. With
+    `reached` (the run's mode), nor do those where it resumed after a split that went one
+    by one to the newest (_resumed_after_newest): they go back N in either reading."""
     c = x.conv
     ev = np.flatnonzero(c.episode >= 0)
     rdma = _op_class(x.pp.opcodes_at(c.row[ev]).astype(np.int64)) == "rdma"
     rdma &= ~_resumed_after_tail(e, c, ev)
+    if reached:
+        rdma &= ~_resumed_after_newest(x, e, ev)
     out = np.ones(len(e), bool)
     out[c.episode[ev][rdma]] = False
     return out
@@ -1119,6 +1164,36 @@ def _resumed_after_tail(e: np.ndarray, c: cn.Conversations, ev: np.ndarray) -> n
     s = np.maximum(split, 0)
     tail = (split >= 0) & (e["tail_skips"][s] > 0) & (e["last_ev"][s] < ev)
     return after_other & (ev != e["first_ev"][run]) & (e["cut_by_split"][run] == 1) & tail
+
+
+def _resumed_after_newest(x: Context, e: np.ndarray, ev: np.ndarray) -> np.ndarray:
+    """Per resend event of `ev`: the run resumed there after the split that cut it had
+    resent from its NAKed PSN one by one up to the newest PSN sent (no skip), where the
+    capture point loses no requests on the way. That split may be more of the run (a
+    go-back-N reaches the newest by going on), and this resend its NAK's answer instead;
+    but that answer then resends what both policies would (its NAKed PSN on, with the
+    newest missing only where an ACK overtook it: a selective repeat's newest, and a
+    go-back-N's run, would follow it), so it shows no policy of its own, and the run
+    goes back N in either reading when its own NAK was a SEND's."""
+    c = x.conv
+    run = c.episode[ev]
+    after_other = np.r_[False, (run[1:] != run[:-1]) & (c.conv[ev][1:] == c.conv[ev][:-1])]
+    split = e["split_by"][run]
+    s = np.maximum(split, 0)
+    newest = (e["end_ext"][s] >= e["last_sent_first"][s]) & (e["skips"][s] == 0)
+    newest &= (e["nak_ev"][s] >= 0) & (e["start_ext"][s] == e["nak_ext"][s])
+    newest &= (split >= 0) & (e["n_resent"][s] >= 2) & (e["last_ev"][s] < ev)
+    newest &= ~x.losses_upstream[e["conv"][run]]
+    out = after_other & (ev != e["first_ev"][run]) & (e["cut_by_split"][run] == 1) & newest
+    # the run's resends that go on from there one by one are that answer's too: a
+    # go-back-N's (a selective repeat skips to the newest, unless it is the next PSN)
+    ext = c.ext[ev]
+    for i in np.flatnonzero(out).tolist():  # such resumptions are few
+        j = i + 1
+        while j < len(ev) and run[j] == run[i] and ext[j] == ext[j - 1] + 1:
+            out[j] = True
+            j += 1
+    return out
 
 
 def _settled_modes(
@@ -1198,7 +1273,7 @@ def _modes(
     # a SEND run cut short after several resends, each of a PSN a NAK asked for: what both
     # policies resend (selective repeat each NAKed PSN, go-back-N the run), and a SEND's
     # policy is go-back-N (below)
-    sends_only = _sends_only(x, e)
+    sends_only = _sends_only(x, e, reached=True)
     cut_run = sends_only & (middle == 0) & (e["skips"] == 0)
     cut_run &= e["end_ext"] < e["last_sent_first"]
     either = (same_packets | cut_short | cut_run | below_ack | (tail_skip & overtaken)) & ~gb0
