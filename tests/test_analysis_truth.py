@@ -517,15 +517,21 @@ def test_go_back_0_beside_a_nak_another_episode_answered(tmp_path: Path) -> None
     assert (gb0["start_psn"] < gb0["nak_psn"]).all()
 
 
-def test_resumed_copy_swaps_with_its_split_before_a_skip_to_the_newest(tmp_path: Path) -> None:
+@pytest.mark.parametrize("clock", ["ns", "us"])
+def test_resumed_copy_swaps_with_its_split_before_a_skip_to_the_newest(
+    tmp_path: Path, clock: str
+) -> None:
     """A NAK storm at a mirror (a hard case): a SEND's go-back-N run is cut by a split for
     a NAK of its next PSN (a READ), and resumes with that same PSN right after; then comes
     a skip to the newest PSN sent. A go-back-N goes on from the resumed PSN and a selective
     repeat resends its NAKed PSN and the newest back to back, so the second copy is the
     split's first resend and the first copy more of the run: the split is a selective
-    repeat, certain, and the run around it a go-back-N."""
+    repeat, certain, and the run around it a go-back-N. On a microsecond clock too, where
+    the storm's later NAKs (of PSNs other than the split's and the newest) share the
+    resends' tick: their answers begin at their own PSNs, so none comes between the
+    repeat's two resends."""
     mix, seed = HARD_CASES[21]
-    a, truth = analyzed(tmp_path, "clean", seed, **mix)
+    a, truth = analyzed(tmp_path, "clean", seed, clock, **mix)
     g = grade(a, seen_at(truth))
     assert (g.wrong, g.missed, g.false) == ([], [], [])
     eps, packets = a.retransmissions, a.packets
@@ -697,12 +703,14 @@ def test_go_back_n_above_its_nak_on_a_nic_that_shows_go_back_n(tmp_path: Path) -
     assert (above["mode_certainty"] == "likely").all()
 
 
-# Measured share of uncertain episodes on the hard cases: ns 28 of 402 (7.0%), us 12.7%,
-# jitter50 8.0%, 25G 11.6%, 400G 5.7% (a run held by a PFC pause the capture point does
-# not see, where no timer can have fired, is the run's; an RNR NAK's retry on time that
-# lost its first resends is the retry; a go-back-N above its NAKed PSN on a NIC that shows
-# go-back-N certainly is no go-back-0; a selective repeat takes back the NAK of a split
-# made for timing alone: was 8.0%, 14.9%, 9.0%, 12.2%, 6.4%; before that
+# Measured share of uncertain episodes on the hard cases: ns 28 of 402 (7.0%), us 12.2%,
+# jitter50 7.5%, 25G 11.6%, 400G 5.7% (a resumed copy swaps with its split before a skip
+# to the newest on a microsecond clock too, where a NAK storm's later NAKs of other PSNs
+# share the tick: was us 12.7%, jitter50 8.0%; before that a run held by a PFC pause the
+# capture point does not see, where no timer can have fired, is the run's; an RNR NAK's
+# retry on time that lost its first resends is the retry; a go-back-N above its NAKed PSN
+# on a NIC that shows go-back-N certainly is no go-back-0; a selective repeat takes back
+# the NAK of a split made for timing alone: was 8.0%, 14.9%, 9.0%, 12.2%, 6.4%; before that
 # 9.5%, 17.3%, 10.7%, 16.6%, 7.5% when three cases of RNR NAKs and unseen PFC pauses,
 # mostly open, came in; was 14.4%, 19.9%, 14.7%, 15.6%, 12.2% on the 42 before; then 17%,
 # 25%, 17%, 16%, 16%; then 22%, 38%, 22%, 24%, 24%; before that 25%, 41%, 25%, 27%, 27%,
@@ -727,7 +735,7 @@ def test_go_back_n_above_its_nak_on_a_nic_that_shows_go_back_n(tmp_path: Path) -
 # trigger open where no other timeout measures the timer: a run held after a millisecond's
 # silence may be the timer's or a pause's). The bounds keep it from getting worse
 # unnoticed; the aim is 5%.
-UNCERTAIN_AT_MOST = {"ns": 0.075, "us": 0.135, "jitter50": 0.085, "25G": 0.125, "400G": 0.06}
+UNCERTAIN_AT_MOST = {"ns": 0.075, "us": 0.13, "jitter50": 0.08, "25G": 0.125, "400G": 0.06}
 
 
 @pytest.mark.parametrize("clock", sorted(UNCERTAIN_AT_MOST))
