@@ -517,6 +517,27 @@ def test_go_back_0_beside_a_nak_another_episode_answered(tmp_path: Path) -> None
     assert (gb0["start_psn"] < gb0["nak_psn"]).all()
 
 
+def test_naks_answered_in_order_split_a_restarts_run(tmp_path: Path) -> None:
+    """A NAK storm at the receiver on a microsecond clock (a hard case): the tick leaves no
+    gate, so a go-back-N passing PSNs 9, 10, ... splits at each for its NAK, a round trip
+    too early, and the restart at 9 that answers the first NAK has no cause left. The
+    restart answers it; a NIC answers NAKs in their order, so the later NAKs were answered
+    no sooner than the restart, each by the one resend of its PSN that follows, back to
+    back: those resends split the restart's run, each a NAK's go-back-N (likely), not one
+    run whose mode is open."""
+    mix, seed = HARD_CASES[14]
+    a, truth = analyzed(tmp_path, "clean", seed, "us", **mix)
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps, packets = a.retransmissions, a.packets
+    second = packets[packets["retransmitted"] & packets.duplicated(["dest_qp", "psn"])]
+    answers = eps[eps["first_frame"].isin(second["frame"]) & (eps["packets"] == 1)]
+    answers = answers[(answers["trigger"] == "nak") & (answers["mode"] == "go-back-n")]
+    answers = answers[(answers[["trigger_certainty", "mode_certainty"]] != "uncertain").all(axis=1)]
+    assert len(answers) >= 6
+    assert g.uncertain <= 5, f"{g.uncertain} of {g.episodes} uncertain"
+
+
 @pytest.mark.parametrize("clock", ["ns", "us"])
 def test_resumed_copy_swaps_with_its_split_before_a_skip_to_the_newest(
     tmp_path: Path, clock: str
@@ -703,39 +724,40 @@ def test_go_back_n_above_its_nak_on_a_nic_that_shows_go_back_n(tmp_path: Path) -
     assert (above["mode_certainty"] == "likely").all()
 
 
-# Measured share of uncertain episodes on the hard cases: ns 28 of 402 (7.0%), us 12.2%,
-# jitter50 7.5%, 25G 11.6%, 400G 5.7% (a resumed copy swaps with its split before a skip
-# to the newest on a microsecond clock too, where a NAK storm's later NAKs of other PSNs
-# share the tick: was us 12.7%, jitter50 8.0%; before that a run held by a PFC pause the
-# capture point does not see, where no timer can have fired, is the run's; an RNR NAK's
-# retry on time that lost its first resends is the retry; a go-back-N above its NAKed PSN
-# on a NIC that shows go-back-N certainly is no go-back-0; a selective repeat takes back
-# the NAK of a split made for timing alone: was 8.0%, 14.9%, 9.0%, 12.2%, 6.4%; before that
-# 9.5%, 17.3%, 10.7%, 16.6%, 7.5% when three cases of RNR NAKs and unseen PFC pauses,
-# mostly open, came in; was 14.4%, 19.9%, 14.7%, 15.6%, 12.2% on the 42 before; then 17%,
-# 25%, 17%, 16%, 16%; then 22%, 38%, 22%, 24%, 24%; before that 25%, 41%, 25%, 27%, 27%,
-# then 33%, 45%, 37%, 30%, 36%, and 64-79% first). A resend that may answer its own NAK
-# instead of continuing its run, and a run resumed after a split in doubt, leave only
-# which NAK is open when every reading answers a NAK (a split that may continue either of
-# two runs is weighed by both); a SEND-only run goes back N whichever run a split's
-# resends belong to (selective repeat covers RDMA READ and WRITE only); a resumed run's
-# copy of its split's PSN swaps with the split's before a skip to the newest (a selective
-# repeat's resends go back to back); a restart whose NAK every split in doubt took answers
-# it; a go-back-0 reading beside a NAK of its own first PSN that another episode cleanly
-# answered is likely, and none stands on a NIC that shows a selective repeat (the restart
-# answers its own PSN's NAK); a restart of a taken NAK's PSN, then a skip to the newest,
-# is that NAK's selective repeat, and a lone resend of the newest above a READ's or
-# WRITE's NAK that a go-back-N would have needed a loss burst for is its tail; a run that
-# reached the newest PSN keeps its mode beside a restart of open cause; a timer restart is
-# weighed from what the sender can have had. What stays open is mostly NAK storms on a
-# selective-repeat NIC where a WRITE's resend may answer its own NAK selectively or
-# continue a SEND's go-back-N run (the mode changes with the reading), and where the
-# trigger itself is open; restarts inside a message where a go-back-0's lost first resends
-# would look the same; READ re-issues and slow answers with no timeout measured (the
-# trigger open where no other timeout measures the timer: a run held after a millisecond's
-# silence may be the timer's or a pause's). The bounds keep it from getting worse
-# unnoticed; the aim is 5%.
-UNCERTAIN_AT_MOST = {"ns": 0.075, "us": 0.13, "jitter50": 0.08, "25G": 0.125, "400G": 0.06}
+# Measured share of uncertain episodes on the hard cases: ns 28 of 402 (7.0%), us 10.4%,
+# jitter50 7.5%, 25G 11.0%, 400G 5.7% (a restart's run that answers a NAK storm's later
+# NAKs in their order splits for them: was us 12.2%, 25G 11.6%; a resumed copy swaps with
+# its split before a skip to the newest on a microsecond clock too, where a NAK storm's
+# later NAKs of other PSNs share the tick: was us 12.7%, jitter50 8.0%; before that a run
+# held by a PFC pause the capture point does not see, where no timer can have fired, is
+# the run's; an RNR NAK's retry on time that lost its first resends is the retry; a
+# go-back-N above its NAKed PSN on a NIC that shows go-back-N certainly is no go-back-0; a
+# selective repeat takes back the NAK of a split made for timing alone: was 8.0%, 14.9%,
+# 9.0%, 12.2%, 6.4%; before that 9.5%, 17.3%, 10.7%, 16.6%, 7.5% when three cases of RNR
+# NAKs and unseen PFC pauses, mostly open, came in; was 14.4%, 19.9%, 14.7%, 15.6%, 12.2%
+# on the 42 before; then 17%, 25%, 17%, 16%, 16%; then 22%, 38%, 22%, 24%, 24%; before
+# that 25%, 41%, 25%, 27%, 27%, then 33%, 45%, 37%, 30%, 36%, and 64-79% first). A resend
+# that may answer its own NAK instead of continuing its run, and a run resumed after a
+# split in doubt, leave only which NAK is open when every reading answers a NAK (a split
+# that may continue either of two runs is weighed by both); a SEND-only run goes back N
+# whichever run a split's resends belong to (selective repeat covers RDMA READ and WRITE
+# only); a resumed run's copy of its split's PSN swaps with the split's before a skip to
+# the newest (a selective repeat's resends go back to back); a restart whose NAK every
+# split in doubt took answers it; a go-back-0 reading beside a NAK of its own first PSN
+# that another episode cleanly answered is likely, and none stands on a NIC that shows a
+# selective repeat (the restart answers its own PSN's NAK); a restart of a taken NAK's
+# PSN, then a skip to the newest, is that NAK's selective repeat, and a lone resend of the
+# newest above a READ's or WRITE's NAK that a go-back-N would have needed a loss burst for
+# is its tail; a run that reached the newest PSN keeps its mode beside a restart of open
+# cause; a timer restart is weighed from what the sender can have had. What stays open is
+# mostly NAK storms on a selective-repeat NIC where a WRITE's resend may answer its own
+# NAK selectively or continue a SEND's go-back-N run (the mode changes with the reading),
+# and where the trigger itself is open; restarts inside a message where a go-back-0's lost
+# first resends would look the same; READ re-issues and slow answers with no timeout
+# measured (the trigger open where no other timeout measures the timer: a run held after a
+# millisecond's silence may be the timer's or a pause's). The bounds keep it from getting
+# worse unnoticed; the aim is 5%.
+UNCERTAIN_AT_MOST = {"ns": 0.075, "us": 0.11, "jitter50": 0.08, "25G": 0.12, "400G": 0.06}
 
 
 @pytest.mark.parametrize("clock", sorted(UNCERTAIN_AT_MOST))

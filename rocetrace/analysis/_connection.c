@@ -44,6 +44,8 @@ enum {
 };
 /* How an episode began (Episode.start_kind). */
 enum { S_FIRST, S_RESTART, S_ASKED, S_REISSUE, S_TIMER };
+/* Run.reserved per event (episodes.py, reserved_naks). */
+enum { RESERVED_NAK = 1, ANSWERS_RESERVED = 2 };
 /* Anomaly kinds. */
 enum { A_REUSE = 1, A_UNSENT = 2, A_REORDER = 3 };
 /* The shortest IBTA ACK timeout (4.096 us * 2^1): no timer resend comes sooner than this
@@ -148,8 +150,9 @@ typedef struct {
     const int64_t *paused; /* per event: PFC pause of its conversation's priority since the
                               conversation's first event (ns, cumulative) */
     const int8_t *kind, *pos;
-    /* per event: a NAK a split took for timing alone whose answer is a later selective
-     * repeat of its PSN (episodes.py, reserved_naks); no split takes it */
+    /* per event: RESERVED_NAK, a NAK a split in doubt took whose answer is a later restart
+     * or a resend of its run (episodes.py, reserved_naks): no split takes it but at a resend
+     * marked ANSWERS_RESERVED */
     const int8_t *reserved;
     const int16_t *opcode;
     int64_t *ext, *gap;
@@ -280,7 +283,8 @@ static Read *read_holding(Machine *m, Py_ssize_t from, int64_t ext)
  * message start); -1 when none. Only this conversation's NAKs are searched. `gated`: only
  * NAKs seen at least the conversation's gate before the resend (a run's next PSN is the
  * answer to a NAK of it only if the sender could have had that NAK when it chose it), and
- * none reserved for the later restart that answers it (a split's lookup). */
+ * none reserved for the later restart that answers it (a split's lookup), unless resend i
+ * is marked as its answer (episodes.py, _naks_in_order). */
 #define NAK_LOOKBACK 256 /* NAKs searched back: older ones were answered or ignored */
 
 /* The index of the oldest NAK a search back from the newest looks at: this conversation's
@@ -312,7 +316,7 @@ static Py_ssize_t find_nak(Machine *m, const Conv *c, Py_ssize_t i, int64_t ext,
     for (Py_ssize_t k = m->naks.n - 1; k >= stop; k--) {
         Nak *nk = &m->naks.at[k];
         if (nk->taken || (gate && r->ts[nk->ev] > r->ts[i] - gate) ||
-            (gated && r->reserved[nk->ev]))
+            (gated && r->reserved[nk->ev] == RESERVED_NAK && r->reserved[i] != ANSWERS_RESERVED))
             continue;
         if (exact ? nk->ext == ext : (nk->ext > ext && nk->ext <= limit && nk->kind == K_NAK &&
                                       same_message(m, nk->ext, ext)))
