@@ -587,15 +587,42 @@ def test_go_back_0_beside_a_nak_another_episode_answered(tmp_path: Path) -> None
     assert (gb0["start_psn"] < gb0["nak_psn"]).all()
 
 
-def test_resumed_copy_swaps_with_its_split_before_a_skip_to_the_newest(tmp_path: Path) -> None:
+def test_naks_answered_in_order_split_a_restarts_run(tmp_path: Path) -> None:
+    """A NAK storm at the receiver on a microsecond clock (a hard case): the tick leaves no
+    gate, so a go-back-N passing PSNs 9, 10, ... splits at each for its NAK, a round trip
+    too early, and the restart at 9 that answers the first NAK has no cause left. The
+    restart answers it; a NIC answers NAKs in their order, so the later NAKs were answered
+    no sooner than the restart, each by the one resend of its PSN that follows, back to
+    back: those resends split the restart's run, each a NAK's go-back-N (likely), not one
+    run whose mode is open."""
+    mix, seed = HARD_CASES[14]
+    a, truth = analyzed(tmp_path, "clean", seed, "us", **mix)
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps, packets = a.retransmissions, a.packets
+    second = packets[packets["retransmitted"] & packets.duplicated(["dest_qp", "psn"])]
+    answers = eps[eps["first_frame"].isin(second["frame"]) & (eps["packets"] == 1)]
+    answers = answers[(answers["trigger"] == "nak") & (answers["mode"] == "go-back-n")]
+    answers = answers[(answers[["trigger_certainty", "mode_certainty"]] != "uncertain").all(axis=1)]
+    assert len(answers) >= 6
+    assert g.uncertain <= 5, f"{g.uncertain} of {g.episodes} uncertain"
+
+
+@pytest.mark.parametrize("clock", ["ns", "us"])
+def test_resumed_copy_swaps_with_its_split_before_a_skip_to_the_newest(
+    tmp_path: Path, clock: str
+) -> None:
     """A NAK storm at a mirror (a hard case): a SEND's go-back-N run is cut by a split for
     a NAK of its next PSN (a READ), and resumes with that same PSN right after; then comes
     a skip to the newest PSN sent. A go-back-N goes on from the resumed PSN and a selective
     repeat resends its NAKed PSN and the newest back to back, so the second copy is the
     split's first resend and the first copy more of the run: the split is a selective
-    repeat, certain, and the run around it a go-back-N."""
+    repeat, certain, and the run around it a go-back-N. On a microsecond clock too, where
+    the storm's later NAKs (of PSNs other than the split's and the newest) share the
+    resends' tick: their answers begin at their own PSNs, so none comes between the
+    repeat's two resends."""
     mix, seed = HARD_CASES[21]
-    a, truth = analyzed(tmp_path, "clean", seed, **mix)
+    a, truth = analyzed(tmp_path, "clean", seed, clock, **mix)
     g = grade(a, seen_at(truth))
     assert (g.wrong, g.missed, g.false) == ([], [], [])
     eps, packets = a.retransmissions, a.packets

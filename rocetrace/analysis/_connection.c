@@ -46,6 +46,8 @@ enum {
 };
 /* How an episode began (Episode.start_kind). */
 enum { S_FIRST, S_RESTART, S_ASKED, S_REISSUE, S_TIMER };
+/* Run.reserved per event (episodes.py, reserved_naks). */
+enum { RESERVED_NAK = 1, ANSWERS_RESERVED = 2 };
 /* Anomaly kinds. */
 enum { A_REUSE = 1, A_UNSENT = 2, A_REORDER = 3 };
 /* The shortest IBTA ACK timeout (4.096 us * 2^1): no timer resend comes sooner than this
@@ -150,8 +152,9 @@ typedef struct {
     const int64_t *paused; /* per event: PFC pause of its conversation's priority since the
                               conversation's first event (ns, cumulative) */
     const int8_t *kind, *pos;
-    /* per event: a NAK a split took for timing alone whose answer is a later selective
-     * repeat of its PSN (episodes.py, reserved_naks); no split takes it */
+    /* per event: RESERVED_NAK, a NAK a split in doubt took whose answer is a later restart
+     * or a resend of its run (episodes.py, reserved_naks): no split takes it but at a resend
+     * marked ANSWERS_RESERVED */
     const int8_t *reserved;
     const int16_t *opcode;
     int64_t *ext, *gap;
@@ -282,7 +285,8 @@ static Read *read_holding(Machine *m, Py_ssize_t from, int64_t ext)
  * message start); -1 when none. Only this conversation's NAKs are searched. `gated`: only
  * NAKs seen at least the conversation's gate before the resend (a run's next PSN is the
  * answer to a NAK of it only if the sender could have had that NAK when it chose it), and
- * none reserved for the later restart that answers it (a split's lookup). */
+ * none reserved for the later restart that answers it (a split's lookup), unless resend i
+ * is marked as its answer (episodes.py, _naks_in_order). */
 #define NAK_LOOKBACK 256 /* NAKs searched back: older ones were answered or ignored */
 
 /* The index of the oldest NAK a search back from the newest looks at: this conversation's
@@ -314,7 +318,7 @@ static Py_ssize_t find_nak(Machine *m, const Conv *c, Py_ssize_t i, int64_t ext,
     for (Py_ssize_t k = m->naks.n - 1; k >= stop; k--) {
         Nak *nk = &m->naks.at[k];
         if (nk->taken || (gate && r->ts[nk->ev] > r->ts[i] - gate) ||
-            (gated && r->reserved[nk->ev]))
+            (gated && r->reserved[nk->ev] == RESERVED_NAK && r->reserved[i] != ANSWERS_RESERVED))
             continue;
         if (exact ? nk->ext == ext : (nk->ext > ext && nk->ext <= limit && nk->kind == K_NAK &&
                                       same_message(m, nk->ext, ext)))
@@ -596,6 +600,32 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
     c->new_data = 0;
 }
 
+/* Between the split S's NAK and the skip i (to PSN `e`), a NAK or RNR NAK the sender may
+ * have had by then (seen at least the gate before the skip) whose answer may begin with a
+ * copy of the split's PSN (a NAK of that PSN, or inside the message it begins: a
+ * go-back-0) or with the skip itself (a NAK of the skip's PSN): then the second copy and
+ * the skip need not be one selective repeat's two resends back to back. A NAK of another
+ * PSN cannot: its answer begins at its own PSN (or its message's first), which the capture
+ * point, losing no request so far, would have shown between them. The PSNs, not the
+ * timestamps, decide: on a microsecond clock no gate is left, and every NAK of the tick
+ * counts. */
+static int nak_between_may_answer_copy(Machine *m, Conv *c, const Episode *S, Py_ssize_t i,
+                                       int64_t e)
+{
+    Run *r = m->r;
+    int64_t gate = r->gate[c->id];
+    for (Py_ssize_t j = S->nak_ev + 1; j < i; j++) {
+        if (r->kind[j] != K_NAK && r->kind[j] != K_RNR)
+            continue;
+        if (gate >= 0 && r->ts[j] > r->ts[i] - gate)
+            continue;
+        int64_t ext = c->ref + psn_step(r->psn[j], c->ref);
+        if (ext == S->start_ext || ext == e || same_message(m, ext, S->start_ext))
+            return 1;
+    }
+    return 0;
+}
+
 /* Resend i (PSN `e`) skips forward from the open run, which resumed with its last resend
  * at the PSN the split that cut it (c->cut, one resend so far) had just resent: the same
  * PSN twice, one copy the run's next, one the split's NAK's answer, in an order the
@@ -603,7 +633,7 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
  * no go-back-N's where the capture point has lost no request so far (it goes on from the
  * resumed PSN), and no selective repeat resends a PSN between its first and the newest:
  * it is the split's selective repeat, whose two resends go back to back unless another
- * NAK came between (none the sender may have had since the split's NAK), so the second
+ * NAK's answer came between (nak_between_may_answer_copy), so the second
  * copy was the split's first and the first copy more of the run. The two swap episodes;
  * the split is open again and the run cut, and the split is no more of that run (which
  * resent its PSN already). Returns the open episode. */
@@ -618,15 +648,10 @@ static Episode *swap_resumed_copy(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
     if (S->start_kind != S_ASKED || S->n_resent != 1 || S->first_ev >= E->last_ev ||
         S->cursor != E->cursor || e != S->last_sent_first || e == c->acked + 1)
         return E;
-    /* only a NAK the sender may have had by then (seen at least the gate before) can have
-     * moved a selective repeat's newest away from its first resend */
-    int64_t gate = r->gate[c->id];
     if (S->nak_ev < 0 || S->nak_kind != K_NAK) /* an RNR NAK's answer goes back */
         return E;
-    for (Py_ssize_t j = S->nak_ev + 1; j < i; j++)
-        if ((r->kind[j] == K_NAK || r->kind[j] == K_RNR) &&
-            (gate < 0 || r->ts[j] <= r->ts[i] - gate))
-            return E;
+    if (nak_between_may_answer_copy(m, c, S, i, e))
+        return E;
     Py_ssize_t first = S->first_ev, again = E->last_ev, open = c->open;
     r->episode[first] = (int32_t)open;
     r->episode[again] = (int32_t)c->cut;

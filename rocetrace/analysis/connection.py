@@ -185,9 +185,11 @@ def run_conversations(
 
 
 def rerun(c: Conversations, reserved: np.ndarray) -> Conversations:
-    """The second pass again, with the NAK events `reserved` (bool per event) left to the
+    """The second pass again, with the NAK events `reserved` (1 per such event) left to the
     restarts that answer them: no split at a run's next PSN takes one (each such split was
-    more of its run; episodes.reserved_naks). Returns the new output, `reserved` kept."""
+    more of its run; episodes.reserved_naks), but at a resend marked 2 (the one resend of
+    its PSN from the restart on, episodes._naks_in_order). Returns the new output,
+    `reserved` kept."""
     if c.inputs is None:
         return c
     events, gate, tol_ns = c.inputs

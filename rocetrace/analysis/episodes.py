@@ -380,15 +380,66 @@ def reserved_naks(x: Context) -> np.ndarray:
     """Per event: a NAK that a split made for timing alone took (_split_for_timing) and a
     later selective repeat of its PSN claims (_claim_taken_naks, _repeat_of_own_psn: a NIC
     sends one only for a NAK of its first PSN, and answers a NAK once), so the split was
-    more of its run. The state machine runs again with these NAKs left to their restarts
-    (connection.rerun); the repeat's answer stays likely (_cap_reserved)."""
-    out = np.zeros(len(x.conv.kind), bool)
+    more of its run; and, for a restart that claims NAKs splits in doubt took, those NAKs
+    and the later ones its run answers in order (_naks_in_order), each marked
+    ANSWERS_RESERVED at the resend that takes it. The state machine runs again with these
+    NAKs left to their answers (connection.rerun); those stay likely (_cap_reserved)."""
+    out = np.zeros(len(x.conv.kind), np.int8)
     e = x.conv.episodes
     if len(e):
         _claim_taken_naks(x, e)
         for k, evs in x.claimed.items():
             out[evs] = k in x.claimed_repeat
-        out[e["nak_ev"][(e["nak_ev"] >= 0) & ~_split_for_timing(x, e)]] = False
+        out[e["nak_ev"][(e["nak_ev"] >= 0) & ~_split_for_timing(x, e)]] = 0
+        wait = x.conv.ts[e["first_ev"]] - _ts(x.conv, e["nak_ev"]) - x.paused_ns
+        doubt = _split_at_the_floor(x, e, wait) & (e["alt_of"] != -1) & (e["nak_ev"] >= 0)
+        for k, evs in x.claimed.items():
+            if k in x.claimed_repeat:
+                continue
+            chain = _naks_in_order(x, e, k, doubt)
+            if chain:  # the run repeats the splits' PSNs, one NAK each, in their order
+                out[evs] = RESERVED_NAK
+            for naks, resend in chain:
+                out[naks], out[resend] = RESERVED_NAK, ANSWERS_RESERVED
+    return out
+
+
+RESERVED_NAK, ANSWERS_RESERVED = 1, 2  # reserved_naks: a NAK left; the resend that takes it
+
+
+def _naks_in_order(
+    x: Context, e: np.ndarray, k: int, doubt: np.ndarray
+) -> list[tuple[list[int], int]]:
+    """Restart k answers NAKs of its PSN that splits in doubt took (x.claimed): those splits
+    were more of their runs. A NIC answers NAKs in the order they reach it, the capture's
+    order on one path, so every NAK after those was answered no sooner than k, and the
+    splits in doubt that took one before k were more of their runs too. Where k's run goes
+    on back to back through the next PSNs, each NAKed after the claimed NAK and before k
+    (NAKs only, each taken by such a split) and resent nowhere after it, that resend is the
+    only answer left to those NAKs: they are left to it (connection.rerun), where it splits
+    k's run. The chain stops at the first PSN that fails. Returns (NAK events, resend
+    event) pairs."""
+    c = x.conv
+    lo, hi = int(e["first_ev"][k]), int(e["last_ev"][k])
+    end = int(np.searchsorted(c.conv, c.conv[lo], side="right"))  # grouped by conversation
+    naks = np.flatnonzero(np.isin(c.kind[:lo], (NAK, RNR_NAK)))
+    naks = naks[(naks > max(x.claimed[k])) & (c.conv[naks] == c.conv[lo])]
+    taker = dict(zip(e["nak_ev"].tolist(), range(len(e)), strict=True))
+    out: list[tuple[list[int], int]] = []
+    prev = lo
+    for r in (np.flatnonzero(c.episode[lo + 1 : hi + 1] == k) + lo + 1).tolist():
+        p = int(c.ext[r])
+        if p != c.ext[prev] + 1 or (c.kind[prev + 1 : r] == REQUEST).any():
+            break  # not the run going on alone, back to back
+        prev = r
+        if ((c.kind[r + 1 : end] == REQUEST) & (c.ext[r + 1 : end] == p)).any():
+            break  # resent again later: which copy answers the NAK is open
+        own = naks[c.ext[naks] == p]
+        if not len(own) or (c.kind[own] != NAK).any():
+            break
+        if not all(n in taker and doubt[taker[n]] for n in own.tolist()):
+            break  # a NAK no split in doubt took: answered elsewhere, or open
+        out.append((own.tolist(), r))
     return out
 
 
@@ -411,9 +462,10 @@ def _cap_reserved(
     c = x.conv
     if not len(c.reserved) or not c.reserved.any():
         return
-    took = (e["nak_ev"] >= 0) & c.reserved[np.maximum(e["nak_ev"], 0)]
+    reserved = c.reserved == RESERVED_NAK
+    took = (e["nak_ev"] >= 0) & reserved[np.maximum(e["nak_ev"], 0)]
     certainty[took & (certainty == CERTAIN)] = LIKELY
-    naks = np.flatnonzero(c.reserved)
+    naks = np.flatnonzero(reserved)
     first = pd.Series(naks).groupby([c.conv[naks], c.ext[naks]]).min()
     resent = np.flatnonzero(c.episode >= 0)
     key = pd.MultiIndex.from_arrays([c.conv[resent], c.ext[resent]])
