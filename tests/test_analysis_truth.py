@@ -544,6 +544,39 @@ def test_resumed_copy_swaps_with_its_split_before_a_skip_to_the_newest(tmp_path:
     assert (eps.loc[runs, "mode_certainty"] != "uncertain").all()
 
 
+@pytest.mark.parametrize("case", [16, 40])
+def test_run_resumes_right_after_a_whole_selective_repeat_of_its_psn(
+    tmp_path: Path, case: int
+) -> None:
+    """A NAK storm on a NIC that resends SENDs back N and WRITEs selectively (hard cases, at
+    the receiver and at a mirror): a SEND's go-back-N, overtaken by an ACK, is interleaved
+    with a WRITE's selective repeat (its NAKed PSN, then the newest), then resends that same
+    PSN again and goes on. A selective repeat resends its NAKed PSN before the newest and no
+    go-back-N skips to the newest, so the second copy resumes the run (from an ACK older
+    than the newest the capture saw: the NIC had not had that one yet), the repeat is no
+    more of the run, and both keep their answers."""
+    mix, seed = HARD_CASES[case]
+    a, truth = analyzed(tmp_path, "clean", seed, **mix)
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps, packets = a.retransmissions, a.packets.set_index("frame")
+    repeats = [  # the next frame after the repeat's two: the same PSN, in a run resumed
+        k
+        for k in range(len(eps))
+        if eps.loc[k, "mode"] == "selective-repeat"
+        and eps.loc[k, "packets"] == 2
+        and packets.loc[eps.loc[k, "first_frame"] + 2, "psn"] == eps.loc[k, "start_psn"]
+        and packets.loc[eps.loc[k, "first_frame"] + 2, "episode"] < k
+    ]
+    assert repeats
+    answers = eps.loc[repeats, ["trigger_certainty", "mode_certainty"]]
+    assert (answers != "uncertain").all(axis=None)
+    runs = packets.loc[eps.loc[repeats, "first_frame"] + 2, "episode"].astype(int)
+    assert (eps.loc[runs, "trigger"] == "nak").all()
+    assert (eps.loc[runs, "mode"] == "go-back-n").all()
+    assert (eps.loc[runs, ["trigger_certainty", "mode_certainty"]] != "uncertain").all(axis=None)
+
+
 def test_restart_of_a_taken_naks_psn_then_the_newest_is_its_selective_repeat(
     tmp_path: Path,
 ) -> None:
@@ -697,12 +730,15 @@ def test_go_back_n_above_its_nak_on_a_nic_that_shows_go_back_n(tmp_path: Path) -
     assert (above["mode_certainty"] == "likely").all()
 
 
-# Measured share of uncertain episodes on the hard cases: ns 28 of 402 (7.0%), us 12.7%,
-# jitter50 8.0%, 25G 11.6%, 400G 5.7% (a run held by a PFC pause the capture point does
-# not see, where no timer can have fired, is the run's; an RNR NAK's retry on time that
-# lost its first resends is the retry; a go-back-N above its NAKed PSN on a NIC that shows
-# go-back-N certainly is no go-back-0; a selective repeat takes back the NAK of a split
-# made for timing alone: was 8.0%, 14.9%, 9.0%, 12.2%, 6.4%; before that
+# Measured share of uncertain episodes on the hard cases: ns 25 of 402 (6.2%), us 11.2%,
+# jitter50 7.2%, 25G 10.1%, 400G 5.7% (a SEND's go-back-N interleaved with a WRITE's
+# whole selective repeat resumes right after it at the repeat's PSN, from an
+# acknowledgement older than the newest the capture saw, and the repeat is no more of the
+# run: was 7.0%, 12.7%, 8.0%, 11.6%, 5.7%; a run held by a PFC pause the capture point
+# does not see, where no timer can have fired, is the run's; an RNR NAK's retry on time
+# that lost its first resends is the retry; a go-back-N above its NAKed PSN on a NIC that
+# shows go-back-N certainly is no go-back-0; a selective repeat takes back the NAK of a
+# split made for timing alone: was 8.0%, 14.9%, 9.0%, 12.2%, 6.4%; before that
 # 9.5%, 17.3%, 10.7%, 16.6%, 7.5% when three cases of RNR NAKs and unseen PFC pauses,
 # mostly open, came in; was 14.4%, 19.9%, 14.7%, 15.6%, 12.2% on the 42 before; then 17%,
 # 25%, 17%, 16%, 16%; then 22%, 38%, 22%, 24%, 24%; before that 25%, 41%, 25%, 27%, 27%,
@@ -727,7 +763,7 @@ def test_go_back_n_above_its_nak_on_a_nic_that_shows_go_back_n(tmp_path: Path) -
 # trigger open where no other timeout measures the timer: a run held after a millisecond's
 # silence may be the timer's or a pause's). The bounds keep it from getting worse
 # unnoticed; the aim is 5%.
-UNCERTAIN_AT_MOST = {"ns": 0.075, "us": 0.135, "jitter50": 0.085, "25G": 0.125, "400G": 0.06}
+UNCERTAIN_AT_MOST = {"ns": 0.067, "us": 0.12, "jitter50": 0.077, "25G": 0.11, "400G": 0.06}
 
 
 @pytest.mark.parametrize("clock", sorted(UNCERTAIN_AT_MOST))
