@@ -575,6 +575,21 @@ def test_run_resumes_right_after_a_whole_selective_repeat_of_its_psn(
     assert (eps.loc[runs, ["trigger_certainty", "mode_certainty"]] != "uncertain").all(axis=None)
 
 
+def test_copy_after_a_whole_repeat_may_answer_an_open_nak_instead(tmp_path: Path) -> None:
+    """A NAK storm at the receiver on a 400 Gb/s link (a random mix of the property space):
+    a SEND's resend for one NAK, then a READ's whole selective repeat, then that READ's PSN
+    again. It lands at the first PSN not acknowledged as of an older ACK, where the cut run
+    would resume, but a NAK of the PSN just below it is still unanswered: the copy is that
+    NAK's go-back-N (past the PSN an ACK acknowledged), not the cut run resumed."""
+    mix = {
+        "ops": ("write_imm", "send", "read"), "recovery": "selective-repeat",
+        "vantage": "receiver", "qps": 2, "messages": 6, "message_size": 8192,
+        "losses": (Loss(rate=0.0279364949815661),), "max_packets": 3000,
+        "link_speed_bps": LINKS["400G"],
+    }  # fmt: skip
+    check(tmp_path, "clean", 342, **mix)
+
+
 def test_restart_of_a_taken_naks_psn_then_the_newest_is_its_selective_repeat(
     tmp_path: Path,
 ) -> None:

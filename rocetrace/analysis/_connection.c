@@ -532,6 +532,19 @@ static int acked_since_new_data(const Machine *m, const Conv *c, Py_ssize_t i, i
     return 0;
 }
 
+/* Is a NAK of a PSN in [lo, hi] left unanswered in this conversation (within the
+ * lookback)? A restart there may be its go-back-N, skipping what was acknowledged. */
+static int open_nak_within(Machine *m, const Conv *c, int64_t lo, int64_t hi)
+{
+    Py_ssize_t stop = nak_search_stop(m, c);
+    for (Py_ssize_t k = m->naks.n - 1; k >= stop; k--) {
+        const Nak *nk = &m->naks.at[k];
+        if (!nk->taken && nk->ext >= lo && nk->ext <= hi)
+            return 1;
+    }
+    return 0;
+}
+
 /* Is the open run a split for a NAK of exactly `e` that went on to the newest PSN sent,
  * right before this resend (a whole selective repeat: its NAKed PSN, then the newest)? A
  * second copy of `e` is then no part of it (a selective repeat resends the NAKed PSN
@@ -563,7 +576,10 @@ static int resumes_cut(Machine *m, const Conv *c, Py_ssize_t i, int64_t e)
         return 0;
     if (e == c->acked + 1)
         return 1;
-    return after_whole_repeat(m, c, e) && acked_since_new_data(m, c, i, e - 1);
+    /* an older acknowledgement, where no NAK left open from where the run stopped up to
+     * `e` may have drawn this restart instead (its go-back-N, past what was acknowledged) */
+    return after_whole_repeat(m, c, e) && !open_nak_within(m, c, at, e) &&
+           acked_since_new_data(m, c, i, e - 1);
 }
 
 /* A resend that starts an episode: its trigger is the newest untaken NAK of its own PSN,
