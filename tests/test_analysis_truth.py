@@ -433,17 +433,15 @@ def test_selective_repeat_split_keeps_its_mode_beside_a_send_run(tmp_path: Path)
     selectively (a hard case): a WRITE's resend and a skip to the newest PSN, back to back,
     split off for a NAK that the SEND's go-back-N run, overtaken by an ACK, may have been
     about to reach. No go-back-N skips to the newest PSN and nothing was acknowledged in
-    between, so the two are one selective repeat: its mode stands though the run's differs."""
+    between, so the two are one selective repeat: its mode stands though the run's differs.
+    (The run resumes right after it at its PSN, so the split is no split in doubt at all
+    now, its NAK alone in `nak_frames`.)"""
     mix, seed = HARD_CASES[24]
     a, truth = analyzed(tmp_path, "clean", seed, **mix)
     g = grade(a, seen_at(truth))
     assert (g.wrong, g.missed, g.false) == ([], [], [])
     eps = a.retransmissions
-    split = eps[
-        (eps["mode"] == "selective-repeat")
-        & (eps["packets"] == 2)
-        & (eps["nak_frames"].map(len) > 1)
-    ]
+    split = eps[(eps["mode"] == "selective-repeat") & (eps["packets"] == 2)]
     assert len(split)
     assert (split["mode_certainty"] != "uncertain").all()
 
@@ -639,6 +637,54 @@ def test_resumed_copy_swaps_with_its_split_before_a_skip_to_the_newest(
     runs = packets.loc[eps.loc[swapped, "first_frame"] - 2, "episode"].astype(int)
     assert (eps.loc[runs, "mode"] == "go-back-n").all()
     assert (eps.loc[runs, "mode_certainty"] != "uncertain").all()
+
+
+@pytest.mark.parametrize("case", [16, 40])
+def test_run_resumes_right_after_a_whole_selective_repeat_of_its_psn(
+    tmp_path: Path, case: int
+) -> None:
+    """A NAK storm on a NIC that resends SENDs back N and WRITEs selectively (hard cases, at
+    the receiver and at a mirror): a SEND's go-back-N, overtaken by an ACK, is interleaved
+    with a WRITE's selective repeat (its NAKed PSN, then the newest), then resends that same
+    PSN again and goes on. A selective repeat resends its NAKed PSN before the newest and no
+    go-back-N skips to the newest, so the second copy resumes the run (from an ACK older
+    than the newest the capture saw: the NIC had not had that one yet), the repeat is no
+    more of the run, and both keep their answers."""
+    mix, seed = HARD_CASES[case]
+    a, truth = analyzed(tmp_path, "clean", seed, **mix)
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps, packets = a.retransmissions, a.packets.set_index("frame")
+    repeats = [  # the next frame after the repeat's two: the same PSN, in a run resumed
+        k
+        for k in range(len(eps))
+        if eps.loc[k, "mode"] == "selective-repeat"
+        and eps.loc[k, "packets"] == 2
+        and packets.loc[eps.loc[k, "first_frame"] + 2, "psn"] == eps.loc[k, "start_psn"]
+        and packets.loc[eps.loc[k, "first_frame"] + 2, "episode"] < k
+    ]
+    assert repeats
+    answers = eps.loc[repeats, ["trigger_certainty", "mode_certainty"]]
+    assert (answers != "uncertain").all(axis=None)
+    runs = packets.loc[eps.loc[repeats, "first_frame"] + 2, "episode"].astype(int)
+    assert (eps.loc[runs, "trigger"] == "nak").all()
+    assert (eps.loc[runs, "mode"] == "go-back-n").all()
+    assert (eps.loc[runs, ["trigger_certainty", "mode_certainty"]] != "uncertain").all(axis=None)
+
+
+def test_copy_after_a_whole_repeat_may_answer_an_open_nak_instead(tmp_path: Path) -> None:
+    """A NAK storm at the receiver on a 400 Gb/s link (a random mix of the property space):
+    a SEND's resend for one NAK, then a READ's whole selective repeat, then that READ's PSN
+    again. It lands at the first PSN not acknowledged as of an older ACK, where the cut run
+    would resume, but a NAK of the PSN just below it is still unanswered: the copy is that
+    NAK's go-back-N (past the PSN an ACK acknowledged), not the cut run resumed."""
+    mix = {
+        "ops": ("write_imm", "send", "read"), "recovery": "selective-repeat",
+        "vantage": "receiver", "qps": 2, "messages": 6, "message_size": 8192,
+        "losses": (Loss(rate=0.0279364949815661),), "max_packets": 3000,
+        "link_speed_bps": LINKS["400G"],
+    }  # fmt: skip
+    check(tmp_path, "clean", 342, **mix)
 
 
 def test_restart_of_a_taken_naks_psn_then_the_newest_is_its_selective_repeat(
@@ -890,7 +936,7 @@ def test_timer_restart_below_an_answered_nak_shows_a_go_back_0_nic(tmp_path: Pat
 # that a later NAK's resend of the newest follows within a round trip (a go-back-N an ACK
 # overtook, held that long, sends the same). The bounds keep it from getting worse
 # unnoticed; the aim is 5%.
-UNCERTAIN_AT_MOST = {"ns": 0.075, "us": 0.135, "jitter50": 0.085, "25G": 0.125, "400G": 0.06}
+UNCERTAIN_AT_MOST = {"ns": 0.067, "us": 0.12, "jitter50": 0.077, "25G": 0.11, "400G": 0.06}
 
 
 @pytest.mark.parametrize("clock", sorted(UNCERTAIN_AT_MOST))

@@ -84,7 +84,9 @@ typedef struct {
     int64_t alt_two;      /* a split (S_ASKED) that may continue either of two runs (alt_of
                              -2): the cut run it would resume; the other is cut_of (-1 none) */
     int64_t swapped;      /* a split whose first resend came right after the run it cut
-                             resent the same PSN (swap_resumed_copy): no more of that run */
+                             resent the same PSN (swap_resumed_copy, 1), or whose whole
+                             selective repeat the run it cut resumed right after at its
+                             first PSN (after_whole_repeat, 2): no more of that run */
 } Episode;
 #define EPISODE_FIELDS (sizeof(Episode) / sizeof(int64_t))
 
@@ -186,6 +188,7 @@ typedef struct {
     Py_ssize_t reads0, naks0, gaps0; /* this conversation's first READ, NAK and gap */
     int64_t id;               /* conversation id */
     int new_data;         /* new data since the open episode began */
+    Py_ssize_t new_data_ev; /* the last new data (the event before the first: none) */
     Skip skip;            /* the open run's last skip forward (skip_out_of_place) */
     Py_ssize_t runs0;     /* the first episode since the last new data */
     int64_t letters[16];  /* history letter counts */
@@ -518,11 +521,56 @@ static void answer_nak(Machine *m, Conv *c, Episode *E, Py_ssize_t k, int64_t fr
         c->acked = from - 1;
 }
 
+/* Was PSN `a` the highest acknowledged at some point since the last new data (an ACK, NAK
+ * or response that acknowledged something new, before event i)? A NIC goes on from what
+ * it has had, which may be an earlier acknowledgement than the newest the capture shows
+ * (away from the sender each is seen before the sender has it). */
+static int acked_since_new_data(const Machine *m, const Conv *c, Py_ssize_t i, int64_t a)
+{
+    const Run *r = m->r;
+    for (Py_ssize_t j = i - 1; j > c->new_data_ev; j--) {
+        if (!(r->flags[j] & F_ADVANCE))
+            continue;
+        int nak = r->kind[j] == K_NAK || r->kind[j] == K_RNR;
+        if ((nak ? r->ext[j] - 1 : r->ext[j]) == a)
+            return 1;
+    }
+    return 0;
+}
+
+/* Is a NAK of a PSN in [lo, hi] left unanswered in this conversation (within the
+ * lookback)? A restart there may be its go-back-N, skipping what was acknowledged. */
+static int open_nak_within(Machine *m, const Conv *c, int64_t lo, int64_t hi)
+{
+    Py_ssize_t stop = nak_search_stop(m, c);
+    for (Py_ssize_t k = m->naks.n - 1; k >= stop; k--) {
+        const Nak *nk = &m->naks.at[k];
+        if (!nk->taken && nk->ext >= lo && nk->ext <= hi)
+            return 1;
+    }
+    return 0;
+}
+
+/* Is the open run a split for a NAK of exactly `e` that went on to the newest PSN sent,
+ * right before this resend (a whole selective repeat: its NAKed PSN, then the newest)? A
+ * second copy of `e` is then no part of it (a selective repeat resends the NAKed PSN
+ * before the newest, and no go-back-N skips to the newest): it is the cut run's. */
+static int after_whole_repeat(const Machine *m, const Conv *c, int64_t e)
+{
+    if (c->open < 0)
+        return 0;
+    const Episode *S = &m->eps.at[c->open];
+    return S->start_kind == S_ASKED && S->start_ext == e && S->nak_kind == K_NAK &&
+           S->n_resent == 2 && S->tail_skips == 1 && S->last_ev == c->prev_req_ev &&
+           m->r->ext[S->last_ev] == S->last_sent_first;
+}
+
 /* Does resend i of `e` land where the run cut last (c->cut) would go on, sooner after the
  * last request than any timer fires: where it stopped, or at the first PSN not
  * acknowledged when an ACK or NAK overtook it since (a go-back-N run skips what was
- * acknowledged)? Later, a timer's restart from the first PSN not acknowledged lands there
- * as well, on its own. */
+ * acknowledged; right after a whole selective repeat of `e`, as of any acknowledgement
+ * since the last new data)? Later, a timer's restart from the first PSN not acknowledged
+ * lands there as well, on its own. */
 static int resumes_cut(Machine *m, const Conv *c, Py_ssize_t i, int64_t e)
 {
     int64_t at = m->eps.at[c->cut].cursor;
@@ -530,7 +578,14 @@ static int resumes_cut(Machine *m, const Conv *c, Py_ssize_t i, int64_t e)
                                           MIN_ACK_TIMEOUT_NS - m->r->tol;
     if (e == at)
         return soon || c->prev_req_ev < 0;
-    return soon && at < e && c->acked != NONE && e == c->acked + 1;
+    if (!soon || at >= e || c->acked == NONE)
+        return 0;
+    if (e == c->acked + 1)
+        return 1;
+    /* an older acknowledgement, where no NAK left open from where the run stopped up to
+     * `e` may have drawn this restart instead (its go-back-N, past what was acknowledged) */
+    return after_whole_repeat(m, c, e) && !open_nak_within(m, c, at, e) &&
+           acked_since_new_data(m, c, i, e - 1);
 }
 
 /* A resend that starts an episode: its trigger is the newest untaken NAK of its own PSN,
@@ -549,9 +604,18 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
     if (k < 0 && c->cut >= 0 && !c->new_data && resumes_cut(m, c, i, e)) {
         Episode *E = &m->eps.at[c->cut];
         E->resumed++;
+        /* right after the split's whole selective repeat of this PSN: that split is no more
+         * of this run, and this copy no answer of its NAK (after_whole_repeat) */
+        int whole = after_whole_repeat(m, c, e);
+        if (whole) {
+            Episode *S = &m->eps.at[c->open];
+            S->swapped = 2;
+            S->alt_of = S->alt_lo = -1;
+            S->nak_early = 0;
+        }
         /* a NAK of this PSN taken in doubt: the resumption may be its answer instead */
         int64_t taker = nak_taken_in_doubt(m, c, e);
-        if (taker >= 0)
+        if (taker >= 0 && !(whole && taker == c->open))
             E->taken_split = taker;
         /* cut by a run split off for a NAK of its next PSN: whether that run was the NAK's
          * answer or more of this one is open, and so is this resumption */
@@ -1281,6 +1345,7 @@ static void on_request(Machine *m, Conv *c, Py_ssize_t i)
         c->last_sent_first = e;
         c->open = c->cut = -1;
         c->new_data = 1;
+        c->new_data_ev = i;
         c->runs0 = m->eps.n;
         if (!orig || orig->opcode != r->opcode[i])
             remember(m, e, i, r->opcode[i], msg_first_of(m, r->pos[i], e));
@@ -1455,6 +1520,7 @@ static void run_conversation(Machine *m, Py_ssize_t b, Py_ssize_t e)
     c.naks0 = m->naks.n;
     c.gaps0 = m->gaps.n;
     c.runs0 = m->eps.n;
+    c.new_data_ev = b - 1;
     for (Py_ssize_t i = b; i < e && !m->oom; i++) {
         switch (r->kind[i]) {
         case K_REQUEST:

@@ -629,6 +629,17 @@ def _go_back_lost(
     return newest - max([first, *(psns + 1).tolist(), *asked.tolist()])
 
 
+def _resumed_split(x: Context, e: np.ndarray) -> np.ndarray:
+    """Runs resumed after a cut whose first resend is a split in doubt (it may be more of
+    the run before it, `x.alt`): the resumption may then continue that run instead, and
+    this one be its first resend alone, its NAK's answer. A SEND's goes back N either way
+    (selective repeat covers RDMA READ and WRITE only); a WRITE's or READ's may be a
+    selective repeat, so its mode is open."""
+    if len(x.alt) != len(e):
+        return np.zeros(len(e), bool)
+    return (e["resumed"] > 0) & (x.alt >= 0)
+
+
 def _resumed_into_repeat(c: cn.Conversations, e: np.ndarray) -> np.ndarray:
     """Runs resumed at the PSN another episode had just resent, whose next resend skips to
     the newest PSN sent, left unswapped (the state machine swaps the two copies only where
@@ -686,7 +697,19 @@ def _resumed_after_split(x: Context, e: np.ndarray) -> np.ndarray:
     for k, other in zip(cut[both].tolist(), s[both].tolist(), strict=True):
         out[k] = other
         x.near[k] = sorted({*x.near.get(k, []), int(e["nak_ev"][other])})
+    for k in cut[(split[cut] == -2) & (e["nak_kind"][cut] == NAK)].tolist():
+        splits = _splits_of(e, k)
+        if len(splits) and (e["nak_kind"][splits] == NAK).all():
+            out[k] = splits[0]
+            x.near[k] = sorted({*x.near.get(k, []), *e["nak_ev"][splits].tolist()})
     return out
+
+
+def _splits_of(e: np.ndarray, k: int) -> np.ndarray:
+    """The splits (runs split off for a NAK of their first PSN) that cut run k, which
+    resumed after each (split_by -2: several)."""
+    asked = e["start_kind"] == cn.START_ASKED
+    return np.flatnonzero(asked & (e["cut_of"] == k) & (e["first_ev"] > e["first_ev"][k]))
 
 
 RANK = {CERTAIN: 0, LIKELY: 1, UNCERTAIN: 2}
@@ -1322,6 +1345,7 @@ def _modes(
     certainty[x.split_open] = UNCERTAIN  # its runs may be two episodes' (above)
     certainty[_resumed_into_repeat(x.conv, e)] = UNCERTAIN
     send_class = _op_class(e["start_opcode"]) == "send"
+    certainty[_resumed_split(x, e) & ~send_class] = UNCERTAIN
     # a SEND run cut short after several resends, each of a PSN a NAK asked for: what both
     # policies resend (selective repeat each NAKed PSN, go-back-N the run), and a SEND's
     # policy is go-back-N (below)
