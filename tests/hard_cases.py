@@ -1268,6 +1268,33 @@ REORDER_CASES: list[tuple[dict[str, Any], int]] = [
     ),
 ]
 
+# A go-back-0 NIC at a receiver on a path that reorders: a run's copy of the newest PSN came
+# late, right after the next run's first two resends, and that run's third resend, which
+# went back to the PSN after them, came within the clock's slack after a NAK of that PSN.
+# Read as the NAK's restart (likely) and the late copy as more of the run it cut (certain).
+# Graded at the 25 Gb/s link where it was found (its late originals: LATE_ORIGINAL_CASES).
+SKIP_THEN_BACK_CASE: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send",),
+        "recovery": "go-back-0",
+        "vantage": "receiver",
+        "qps": 2,
+        "messages": 2,
+        "message_size": 16384,
+        "start_psn": None,
+        "losses": (Loss(rate=0.01507952697649172, direction="any", kind="any"),),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 0,
+        "timeout": 8,
+        "link_delay_ns": 500,
+        "reorder_rate": 0.01891011779843052,
+        "ip_version": 6,
+    },
+    514,
+)
+
+
 # Late originals on a sprayed path (request reordering) that were read as resends: each
 # case's late original must be no resend on every clock. Kept apart from HARD_CASES: the
 # truth's retransmitted_packets counts every PSN not beyond the highest seen, late
@@ -1453,53 +1480,8 @@ LATE_ORIGINAL_CASES: list[tuple[dict[str, Any], int]] = [
     # PSN 1 us after its NAK took it (certain); the NAK's answer, a go-back-0 whose
     # message's first resend was lost before the capture point, restarted inside the
     # message below the NAKed PSN with no other cause: that copy was the original, late.
-    (
-        {
-            "ops": ("send",),
-            "recovery": "go-back-0",
-            "vantage": "receiver",
-            "qps": 2,
-            "messages": 2,
-            "message_size": 16384,
-            "start_psn": None,
-            "losses": (Loss(rate=0.01507952697649172, direction="any", kind="any"),),
-            "max_packets": 3000,
-            "window": 64,
-            "ack_req_every": 0,
-            "timeout": 8,
-            "link_delay_ns": 500,
-            "reorder_rate": 0.01891011779843052,
-            "ip_version": 6,
-        },
-        514,
-    ),
+    SKIP_THEN_BACK_CASE,
 ]
-
-# A go-back-0 NIC at a receiver on a path that reorders: a run's copy of the newest PSN came
-# late, right after the next run's first two resends, and that run's third resend, which
-# went back to the PSN after them, came within the clock's slack after a NAK of that PSN.
-# Read as the NAK's restart (likely) and the late copy as more of the run it cut (certain).
-# Graded at the 25 Gb/s link where it was found (its late originals: LATE_ORIGINAL_CASES).
-SKIP_THEN_BACK_CASE: tuple[dict[str, Any], int] = (
-    {
-        "ops": ("send",),
-        "recovery": "go-back-0",
-        "vantage": "receiver",
-        "qps": 2,
-        "messages": 2,
-        "message_size": 16384,
-        "start_psn": None,
-        "losses": (Loss(rate=0.01507952697649172, direction="any", kind="any"),),
-        "max_packets": 3000,
-        "window": 64,
-        "ack_req_every": 0,
-        "timeout": 8,
-        "link_delay_ns": 500,
-        "reorder_rate": 0.01891011779843052,
-        "ip_version": 6,
-    },
-    514,
-)
 
 # A go-back-N NIC on a sprayed path, seen at a receiver: the NAK's answer came first and
 # the original right after it, back to back, the same PSN twice; the first was read as

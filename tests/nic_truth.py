@@ -86,6 +86,18 @@ def analyzed(
     return analyze_packets(packets, info, mads=cap.mads, **options), truth
 
 
+def analyzed_right(
+    tmp_path: Path, scenario: str, seed: int, clock: str = "ns", **ov: Any
+) -> tuple[Any, Any, Grade]:
+    """`analyzed`, then held to the NICs' truth as every pinned case is: no confident
+    wrong answer, no visible resend missed, no frame called a resend that no NIC resent.
+    (analysis, truth, grade)."""
+    a, truth = analyzed(tmp_path, scenario, seed, clock, **ov)
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    return a, truth, g
+
+
 def _visible(wire: Any, w: int, high: dict[tuple, int]) -> bool:
     """Can the capture show packet `w` as a resend: was its PSN seen before in its flow
     (the highest PSN captured so far is at or beyond it)? Updates `high`."""

@@ -24,7 +24,7 @@ from hard_cases import (
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from nic_truth import Grade, analyzed, grade, seen_at
+from nic_truth import Grade, analyzed, analyzed_right, grade, seen_at
 
 from rocetrace import psn
 from rocetrace.analysis.tolerances import MIN_ACK_TIMEOUT_NS
@@ -104,9 +104,7 @@ def check(tmp_path: Path, scenario: str, seed: int, clock: str = "ns", **ov: Any
     """Analyse one scenario (re-clocked) and hold it to the truth: no confident wrong
     answer, no visible resend missed, no frame called a resend that no NIC resent; at
     the generator's own clock the counts equal the truth's too."""
-    a, truth = analyzed(tmp_path, scenario, seed, clock, **ov)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, truth, g = analyzed_right(tmp_path, scenario, seed, clock, **ov)
     if clock == "ns":
         assert count_differences(a.summary(), truth.data) == []
     return g
@@ -256,9 +254,7 @@ def test_complete_run_keeps_its_mode_beside_a_restart_of_open_cause(tmp_path: Pa
     after going back, so the run keeps its mode; the later episode's cause and mode stay
     open."""
     mix, seed = HARD_CASES[8]
-    a, truth = analyzed(tmp_path, "clean", seed, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, **mix)
     eps = a.retransmissions.sort_values("first_frame").reset_index(drop=True)
     kept = [
         k
@@ -332,9 +328,7 @@ def test_late_originals_are_no_resends(tmp_path: Path, case: int, clock: str) ->
     (`late_frames`); every answer as the truth has it."""
     mix, seed = LATE_ORIGINAL_CASES[case]
     ov = dict(mix, link_speed_bps=LINKS[clock]) if clock in LINKS else mix
-    a, truth = analyzed(tmp_path, "clean", seed, "ns" if clock in LINKS else clock, **ov)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, "ns" if clock in LINKS else clock, **ov)
     # or left open where two copies of the PSN came back to back (either may be the late one)
     listed = bool(a.retransmissions["late_frames"].map(len).any())
     assert clock in LINKS or (a.anomalies["code"] == "reordering").any() or listed
@@ -346,9 +340,7 @@ def test_back_to_back_copies_of_one_psn_leave_the_original_open(tmp_path: Path) 
     original, late, the other the NAK's answer. Both are listed in `late_frames`, their
     episodes uncertain: no false or missed resend, no confident wrong answer."""
     mix, seed = BACK_TO_BACK_CASE
-    a, truth = analyzed(tmp_path, "clean", seed, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, **mix)
     eps = a.retransmissions
     listed = eps[eps["late_frames"].map(len) > 0]
     assert len(listed) and (listed["trigger_certainty"] == "uncertain").all()
@@ -359,9 +351,7 @@ def test_restart_back_into_a_skip_within_the_slack_is_open(tmp_path: Path) -> No
     forward over its PSN: the skip may be a copy from elsewhere, late, and the restart more
     of that run: both triggers open, no confident wrong answer, no false or missed resend."""
     mix, seed = SKIP_THEN_BACK_CASE
-    a, truth = analyzed(tmp_path, "clean", seed, "ns", **dict(mix, link_speed_bps=LINKS["25G"]))
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    analyzed_right(tmp_path, "clean", seed, "ns", **dict(mix, link_speed_bps=LINKS["25G"]))
 
 
 # Request reordering (a sprayed path) at a receiver: a request's first copy came after the
@@ -437,9 +427,7 @@ def test_selective_repeat_split_keeps_its_mode_beside_a_send_run(tmp_path: Path)
     (The run resumes right after it at its PSN, so the split is no split in doubt at all
     now, its NAK alone in `nak_frames`.)"""
     mix, seed = HARD_CASES[24]
-    a, truth = analyzed(tmp_path, "clean", seed, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, **mix)
     eps = a.retransmissions
     split = eps[(eps["mode"] == "selective-repeat") & (eps["packets"] == 2)]
     assert len(split)
@@ -472,9 +460,7 @@ def test_slow_selective_repeat_answers_its_nak_not_a_timer(tmp_path: Path) -> No
     unacknowledged PSN and would have resent the PSNs the skip passed over: the NAK's
     answer, likely."""
     mix, seed = HARD_CASES[20]
-    a, truth = analyzed(tmp_path, "clean", seed, **dict(mix, link_speed_bps=25e9))
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, **dict(mix, link_speed_bps=25e9))
     eps = a.retransmissions
     slow = eps[(eps["mode"] == "selective-repeat") & (eps["nak_latency_ns"] > MIN_ACK_TIMEOUT_NS)]
     assert len(slow) == 1
@@ -538,9 +524,7 @@ def test_go_back_0_restart_takes_the_nak_of_a_later_psn_of_its_message(tmp_path:
     point). The late PSN completes the message, so the restart takes the NAK: no restart is
     left without a cause, and none of the NIC's episodes stays open."""
     mix, seed = HARD_CASES[39]
-    a, truth = analyzed(tmp_path, "clean", seed, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, **mix)
     eps = a.retransmissions
     assert len(eps) and (eps["trigger"] != "unknown").all()
     assert (eps["trigger_certainty"] != "uncertain").all()
@@ -557,9 +541,7 @@ def test_read_reissued_again_answers_the_response_that_revealed_the_gap(
     revealed the gap, not the highest one, the re-issue is no slow answer a timer may have
     sent: its trigger and mode are read, not left open."""
     mix, seed = HARD_CASES[37]
-    a, truth = analyzed(tmp_path, "clean", seed, clock, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, clock, **mix)
     eps = a.retransmissions
     reissues = eps[eps["trigger"] == "read_reissue"]
     again = reissues[reissues["start_psn"] == reissues["start_psn"].min() + 1]
@@ -575,9 +557,7 @@ def test_go_back_0_beside_a_nak_another_episode_answered(tmp_path: Path) -> None
     its own first PSN that an earlier go-back-0 had cleanly answered. Were the restart that
     NAK's answer, the earlier one would have no cause: the go-back-0 reading is likely."""
     mix, seed = HARD_CASES[22]
-    a, truth = analyzed(tmp_path, "clean", seed, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, **mix)
     eps = a.retransmissions
     gb0 = eps[(eps["mode"] == "go-back-0") & (eps["trigger_certainty"] == "likely")]
     assert len(gb0)
@@ -594,9 +574,7 @@ def test_naks_answered_in_order_split_a_restarts_run(tmp_path: Path) -> None:
     back: those resends split the restart's run, each a NAK's go-back-N (likely), not one
     run whose mode is open."""
     mix, seed = HARD_CASES[14]
-    a, truth = analyzed(tmp_path, "clean", seed, "us", **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, g = analyzed_right(tmp_path, "clean", seed, "us", **mix)
     eps, packets = a.retransmissions, a.packets
     second = packets[packets["retransmitted"] & packets.duplicated(["dest_qp", "psn"])]
     answers = eps[eps["first_frame"].isin(second["frame"]) & (eps["packets"] == 1)]
@@ -620,9 +598,7 @@ def test_resumed_copy_swaps_with_its_split_before_a_skip_to_the_newest(
     resends' tick: their answers begin at their own PSNs, so none comes between the
     repeat's two resends."""
     mix, seed = HARD_CASES[21]
-    a, truth = analyzed(tmp_path, "clean", seed, clock, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, clock, **mix)
     eps, packets = a.retransmissions, a.packets
     swapped = [
         k
@@ -651,9 +627,7 @@ def test_run_resumes_right_after_a_whole_selective_repeat_of_its_psn(
     than the newest the capture saw: the NIC had not had that one yet), the repeat is no
     more of the run, and both keep their answers."""
     mix, seed = HARD_CASES[case]
-    a, truth = analyzed(tmp_path, "clean", seed, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, **mix)
     eps, packets = a.retransmissions, a.packets.set_index("frame")
     repeats = [  # the next frame after the repeat's two: the same PSN, in a run resumed
         k
@@ -697,9 +671,7 @@ def test_restart_of_a_taken_naks_psn_then_the_newest_is_its_selective_repeat(
     selective repeat's two resends go back to back: the restart is the NAK's selective
     repeat, likely, and no episode of unknown cause."""
     mix, seed = HARD_CASES[35]
-    a, truth = analyzed(tmp_path, "clean", seed, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, **mix)
     eps, packets = a.retransmissions, a.packets
     repeats = [
         k
@@ -721,9 +693,7 @@ def test_no_go_back_0_reading_on_a_nic_that_repeats_selectively(tmp_path: Path) 
     selective repeat no go-back makes is no go-back-0 NIC, so each restart answers its own
     PSN's NAK (go-back-N, likely), none is read as a go-back-0."""
     mix, seed = HARD_CASES[35]
-    a, truth = analyzed(tmp_path, "clean", seed, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, **mix)
     eps = a.retransmissions
     assert (eps["mode"] != "go-back-0").all()
     restarts = eps[
@@ -745,9 +715,7 @@ def test_lone_resend_of_the_newest_above_a_write_or_read_nak_is_its_repeats_tail
     from the NAKed PSN on, far more in a row than the path ever loses; a selective repeat
     lost only its first: the resend is that repeat's tail, likely."""
     mix, seed = HARD_CASES[38]
-    a, truth = analyzed(tmp_path, "clean", seed, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, **mix)
     eps = a.retransmissions
     tails = eps[
         (eps["trigger"] == "nak")
@@ -769,9 +737,7 @@ def test_selective_repeat_where_a_go_back_n_would_have_lost_its_run(tmp_path: Pa
     for case, above in ((38, True),):
         mix, seed = HARD_CASES[case]
         (tmp_path / str(case)).mkdir()
-        a, truth = analyzed(tmp_path / str(case), "clean", seed, **mix)
-        g = grade(a, seen_at(truth))
-        assert (g.wrong, g.missed, g.false) == ([], [], [])
+        a, _, _ = analyzed_right(tmp_path / str(case), "clean", seed, **mix)
         eps = a.retransmissions
         naks = eps[(eps["trigger"] == "nak") & (eps["packets"] == 1)]
         at = naks["start_psn"] != naks["nak_psn"] if above else naks["start_psn"] == naks["nak_psn"]
@@ -787,9 +753,7 @@ def test_run_held_by_an_unseen_pause_where_no_timer_can_have_fired(tmp_path: Pat
     for that silence, and no NAK asks for the resend: it is the NAK's run held, likely, its
     NAK and go-back-0 the run's; and the run's first part keeps its certain go-back-0."""
     mix, seed = HARD_CASES[44]
-    a, truth = analyzed(tmp_path, "clean", seed, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, **mix)
     eps = a.retransmissions.sort_values("first_frame")
     run, held = eps.iloc[0], eps.iloc[1]
     assert (run["trigger"], run["mode"], run["mode_certainty"]) == ("nak", "go-back-0", "certain")
@@ -808,9 +772,7 @@ def test_rnr_retry_on_time_whose_first_resend_was_lost(tmp_path: Path) -> None:
     the retry, likely; and the NAKed PSN began a message, so a go-back-0 would have sent the
     same: go-back-N, likely, and the first retry's go-back-N stays certain."""
     mix, seed = HARD_CASES[42]
-    a, truth = analyzed(tmp_path, "clean", seed, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, **mix)
     eps = a.retransmissions.sort_values("first_frame")
     first, second = eps.iloc[0], eps.iloc[1]
     assert (first["trigger"], first["mode"], first["mode_certainty"]) == (
@@ -830,9 +792,7 @@ def test_go_back_n_above_its_nak_on_a_nic_that_shows_go_back_n(tmp_path: Path) -
     would have lost its message's first resends alike, but this NIC is no go-back-0 NIC
     (recovery is a NIC setting): go-back-N, likely."""
     mix, seed = HARD_CASES[33]
-    a, truth = analyzed(tmp_path, "clean", seed, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, **mix)
     eps = a.retransmissions
     above = eps[(eps["trigger"] == "nak") & (eps["start_psn"] != eps["nak_psn"])]
     above = above[above["mode"] == "go-back-n"]
@@ -848,9 +808,7 @@ def test_go_back_n_above_its_nak_where_a_go_back_0_would_lose_more(tmp_path: Pat
     and the NIC restarts inside messages elsewhere: go-back-N, likely, as for a restart
     inside a message."""
     mix, seed = HARD_CASES[36]
-    a, truth = analyzed(tmp_path, "clean", seed, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, **mix)
     eps = a.retransmissions
     above = eps[(eps["trigger"] == "nak") & (eps["start_psn"] != eps["nak_psn"])]
     assert len(above) == 1
@@ -866,9 +824,7 @@ def test_timer_restart_above_the_read_responses_the_requester_kept(tmp_path: Pat
     its first unacknowledged PSN, not below a response it had: the timer's go-back-N,
     likely."""
     mix, seed = HARD_CASES[5]
-    a, truth = analyzed(tmp_path, "clean", seed, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, **mix)
     eps = a.retransmissions
     timer = eps[eps["trigger"] == "timeout"]
     assert len(timer) == 1
@@ -884,9 +840,7 @@ def test_timer_restart_below_an_answered_nak_shows_a_go_back_0_nic(tmp_path: Pat
     only what precedes its message. The NIC is a go-back-0 NIC: the NAK's answer is its
     go-back-0, likely."""
     mix, seed = HARD_CASES[17]
-    a, truth = analyzed(tmp_path, "clean", seed, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, **mix)
     eps = a.retransmissions.sort_values("first_frame")
     answer, timer = eps.iloc[0], eps.iloc[1]
     assert (answer["trigger"], answer["start_psn"]) == ("nak", answer["nak_psn"])
