@@ -113,7 +113,9 @@ def _clock(a: Analysis) -> dict[str, Any]:
     if t is None:
         return {}
     return {"ts_resolution_ns": t.resolution_ns, "jitter_ns": t.jitter_ns,
-            "link_bps": t.link_bps, "max_frame_ns": t.max_frame_ns}  # fmt: skip
+            "link_bps": t.link_bps, "link_certainty": t.link_certainty,
+            "link_slowest_bps": t.link_slowest_bps, "link_fastest_bps": t.link_fastest_bps,
+            "link_note": t.link_note, "max_frame_ns": t.max_frame_ns}  # fmt: skip
 
 
 def build_summary(a: Analysis) -> dict[str, Any]:

@@ -18,14 +18,35 @@ from rocetrace.link import wire_ns
 
 # IBTA link speeds a NIC port runs at, bits per second.
 STANDARD_SPEEDS = np.array([10e9, 25e9, 40e9, 50e9, 100e9, 200e9, 400e9, 800e9])
+# Where a rate is nearer (by ratio) one standard speed than the next: the geometric means
+# of neighbours, and past the ends as far as the first and last steps reach.
+_MIDS = np.sqrt(STANDARD_SPEEDS[1:] * STANDARD_SPEEDS[:-1])
+_BASINS = np.concatenate(
+    [[STANDARD_SPEEDS[0] ** 2 / _MIDS[0]], _MIDS, [STANDARD_SPEEDS[-1] ** 2 / _MIDS[-1]]]
+)
+# Half the ratio of the closest two standard speeds (40 and 50 Gb/s), as a log: two frame
+# times nearer each other than this read as one speed, whichever it is.
+_STEP = float(np.log(STANDARD_SPEEDS[1:] / STANDARD_SPEEDS[:-1]).min() / 2)
 # The shortest IBTA Local ACK Timeout: 4.096 us * 2^1 (0 disables the timer). A protocol
 # constant: no ACK timer fires sooner after the event that armed it.
 MIN_ACK_TIMEOUT_NS = 8_192
-_MIN_PAIRS = 32  # back-to-back frame pairs needed before a link speed is estimated
+_MIN_PAIRS = 32  # spacings (or trains) of one sender needed before a link speed is read
+_PARTS = 4  # a link speed is certain only when each of this many runs of spacings shows it
+_SETTLE = 8  # at most this many steps of the frame time's centre (it settles in two or three)
 SAMPLE = 1 << 17  # records the clock and link are measured on
 # A step back longer than this is a clock jump (or a hostile file), not jitter: slack is
 # capped here so that arithmetic on it stays within int64.
 MAX_SLACK_NS = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class LinkSpeed:
+    """What a capture shows of its link speed: `bps` when certain; the slowest and the
+    fastest standard speed it allows when it cannot tell (None: it cannot show any)."""
+
+    bps: float | None = None
+    slowest_bps: float | None = None
+    fastest_bps: float | None = None
 
 
 @dataclass(frozen=True)
@@ -36,6 +57,33 @@ class Tolerances:
     jitter_ns: int  # largest step back of timestamps in record order (0: never)
     link_bps: float | None  # estimated link speed, None when the capture cannot show it
     max_frame_ns: int = 0  # the longest frame's wire time, at most (see measure)
+    # The standard speeds the capture allows (equal to link_bps when certain; both None
+    # when it shows none): a range when its clock cannot tell them apart (link_speed).
+    link_slowest_bps: float | None = None
+    link_fastest_bps: float | None = None
+
+    @property
+    def link_certainty(self) -> str:
+        """'measured' (link_bps), 'uncertain' (a range) or 'unknown' (not shown)."""
+        if self.link_bps is not None:
+            return "measured"
+        return "uncertain" if self.link_slowest_bps is not None else "unknown"
+
+    @property
+    def link_note(self) -> str:
+        """Why the link speed is not measured ('' when it is)."""
+        if self.link_bps is not None:
+            return ""
+        if self.link_slowest_bps is not None:
+            return (
+                f"{self.link_slowest_bps / 1e9:g} to {(self.link_fastest_bps or 0) / 1e9:g}"
+                f" Gb/s: the clock's slack ({self.slack_ns} ns) blurs frames sent back to back"
+                " with frames sent a frame apart, or parts of the capture show other paces"
+            )
+        return (
+            "the capture shows too few frames of one sender back to back, paced ones only,"
+            f" or its clock's slack ({self.slack_ns} ns) is longer than a frame time"
+        )
 
     @property
     def slack_ns(self) -> int:
@@ -125,18 +173,112 @@ def back_to_back_spacing(ts: np.ndarray, src: np.ndarray, wire_len: np.ndarray) 
     return dt[dt <= 2 * np.quantile(dt, 0.25)]
 
 
-def link_speed(spacing: np.ndarray, wire_bytes: int, slack_ns: int) -> float | None:
-    """The link speed back-to-back frames of `wire_bytes` show (their median spacing is
-    the frame's wire time), snapped to the nearest standard speed not below it; None
-    when there are too few, or the clock cannot resolve a frame time."""
+def train_spacing(ts: np.ndarray, sender: np.ndarray, frames: int) -> np.ndarray:
+    """Per train of `frames` + 1 consecutive records of one sender (a code per record, -1:
+    none), every one in the capture: the time from its first to its last over `frames`, the
+    spacing of its frames on average. Its error is that of two timestamps whatever its
+    length, so a long train shows a frame time a clock too coarse for one spacing blurs;
+    none is left out (jitter stamps a back-to-back frame even before the one it followed)."""
+    if len(ts) <= frames:
+        return np.zeros(0)
+    run = np.concatenate([[0], np.cumsum(sender[1:] != sender[:-1])])
+    same = (run[frames:] == run[:-frames]) & (sender[frames:] >= 0)
+    return (ts[frames:] - ts[:-frames])[same] / frames
+
+
+def link_speed(ts: np.ndarray, sender: np.ndarray, wire_bytes: int, slack_ns: int) -> LinkSpeed:
+    """The link speed frames of `wire_bytes` one sender sent back to back show, and how sure
+    it is. One frame time and two lie apart only when a frame time exceeds twice the error
+    of a spacing; closer, the spacings of frames sent a frame apart overlap the back-to-back
+    ones and no cut tells them apart (a cut at twice the lower quartile read 200 Gb/s on a
+    100 Gb/s link under +-50 ns of jitter). Trains of 2, 4, 8... frames divide that error
+    by their length (train_spacing): the shortest whose frame time stands clear of it is
+    read (_read), when trains half as long show the same frame time to within _STEP (trains
+    longer than a NIC sends back to back hold gaps, which stretch the frame time they
+    show). When none does, the speeds within that error of one spacing's frame time are
+    the answer, uncertain; unknown with too few spacings, when that frame time is within
+    the error, or when it is no standard speed's (a sender that paced its frames)."""
+    spacing = train_spacing(ts, sender, 1)
     if len(spacing) < _MIN_PAIRS or wire_bytes <= 0:
-        return None
-    median = float(np.median(spacing))
-    if median <= slack_ns:
-        return None
-    rate = (wire_bytes + 24) * 8 / median * 1e9
-    at_least = STANDARD_SPEEDS[rate * 0.9 <= STANDARD_SPEEDS]
-    return float(at_least[0]) if len(at_least) else float(STANDARD_SPEEDS[-1])
+        return LinkSpeed()
+    frame = _frame_time(spacing)
+    if frame <= 0 or _snap(wire_bytes, frame) is None:
+        return LinkSpeed()
+    frames, train, shorter = 1, spacing, frame
+    while len(train) >= _MIN_PAIRS:
+        centre = _frame_time(train)
+        if centre > 2 * _spacing_error(spacing, centre, slack_ns) / frames:
+            if frames > 1 and (shorter <= 0 or abs(np.log(centre / shorter)) > _STEP):
+                break  # trains this long hold gaps the shorter ones did not: no reading
+            return _read(train, centre, wire_bytes)
+        frames, shorter = frames * 2, centre
+        train = train_spacing(ts, sender, frames)
+    error = _spacing_error(spacing, frame, slack_ns)
+    if frame <= error:
+        return LinkSpeed()
+    return LinkSpeed(None, *_between(wire_bytes, frame + error, frame - error))
+
+
+def _spacing_error(spacing: np.ndarray, frame: float, slack_ns: int) -> float:
+    """How far a spacing may be off, as the spacings show it: the clock's slack, or how far
+    the closest falls short of the frame time if further (only a clock stamps a frame
+    closer to the one before than the wire allows; the jitter the clock measure reads, a
+    5% quantile of a cluster cut at twice its lower quartile, falls short of that under
+    jitter comparable to a frame time)."""
+    return max(float(slack_ns), frame - float(spacing.min()))
+
+
+def _read(spacing: np.ndarray, frame: float, wire_bytes: int) -> LinkSpeed:
+    """The standard speed a frame time of `frame` (the centre of `spacing`) shows, certain
+    when every quarter of the spacings, taken in capture order, shows the same one (the
+    centre of each within the same window): else the range they span."""
+    parts = [_centre(p, frame) for p in np.array_split(spacing, _PARTS)]
+    speeds = {_snap(wire_bytes, f) if f > 0 else None for f in [frame, *parts]}
+    known = [v for v in speeds if v is not None]
+    if len(speeds) == 1:
+        return LinkSpeed(known[0], known[0], known[0])
+    return LinkSpeed(None, min(known), max(known)) if known else LinkSpeed()
+
+
+def _frame_time(spacing: np.ndarray) -> float:
+    """The centre of the busiest cluster of spacings (0 when a quarter are not above 0):
+    start from the median of those up to twice the lower quartile, then take the median
+    of those within half a frame time of it until it settles. The window is symmetric, so jitter,
+    which moves spacings both ways alike, leaves the centre where it was; the cut alone
+    was not (it dropped the long half of the cluster, never the short one)."""
+    q1 = float(np.quantile(spacing, 0.25))
+    if q1 <= 0:
+        return 0.0
+    frame = float(np.median(spacing[spacing <= 2 * q1]))
+    for _ in range(_SETTLE):
+        centre = _centre(spacing, frame)
+        if centre == frame:
+            break
+        frame = centre
+    return frame
+
+
+def _centre(spacing: np.ndarray, frame: float) -> float:
+    """The median of the spacings within half a frame time of `frame` (0: none are)."""
+    near = spacing[np.abs(spacing - frame) <= frame / 2]
+    return float(np.median(near)) if len(near) else 0.0
+
+
+def _snap(wire_bytes: int, frame_ns: float) -> float | None:
+    """The standard speed nearest (by ratio) to the one a frame time of `frame_ns` shows;
+    None when that is further from every one than half the ratio to its neighbour (the end
+    speeds reach as far out as in): a sender that paced its frames, not a link."""
+    rate = float(wire_ns(wire_bytes, 1.0)) / frame_ns  # its wire time at 1 b/s, over its own
+    at = int(np.argmin(np.abs(np.log(STANDARD_SPEEDS / rate))))
+    return float(STANDARD_SPEEDS[at]) if _BASINS[at] <= rate <= _BASINS[at + 1] else None
+
+
+def _between(wire_bytes: int, slow_ns: float, fast_ns: float) -> tuple[float, float]:
+    """The standard speeds frame times from `slow_ns` down to `fast_ns` span, the ends of
+    the list where they reach beyond it."""
+    slow = _snap(wire_bytes, slow_ns) or float(STANDARD_SPEEDS[0])
+    fast = _snap(wire_bytes, fast_ns) if fast_ns > 0 else None
+    return slow, fast or float(STANDARD_SPEEDS[-1])
 
 
 def measure(
@@ -150,7 +292,7 @@ def measure(
     looked for per source and destination (a NIC port sending, through one switch egress
     queue) and per destination (a switch port delivering) in the first records (a clock
     and a link do not change within a capture); the tighter of the two clusters measures
-    jitter, the faster the link."""
+    jitter; the link speed is read as _link_of says."""
     head = slice(0, SAMPLE)
     sample = (ts[head], src[head], dst[head], wire_len[head])
     return measure_sample(sample, ClockTotals.of(ts, wire_len), declared_resolution_ns)
@@ -174,17 +316,41 @@ def measure_sample(
     groups = [back_to_back_spacing(ts_[sized], by[sized], wire_[sized]) for by in senders]
     fine = resolution < 1000  # a microsecond clock resolves no frame time
     jitter = min(_jitter(totals.back_ns, g if fine else g[:0]) for g in groups)
-    speeds = [link_speed(g, size, resolution + jitter) for g in groups]
-    known = [v for v in speeds if v is not None]
-    link = max(known) if known else None
-    longest = totals.longest
+    speed = _link_of(ts_[sized], senders, sized, size, resolution + jitter)
+    link, longest = speed.bps, totals.longest
     if link is not None:
         frame = int(np.ceil(wire_ns(longest, link)))
     else:  # a full frame goes out no sooner than its wire time after its source's previous
         closest = _closest_spacing(ts_[sized], src_[sized])
         frame = closest + 2 * jitter + resolution if closest else _SLOWEST_FRAME(longest)
     jitter, frame = min(jitter, MAX_SLACK_NS), min(frame, MAX_SLACK_NS)
-    return Tolerances(min(resolution, MAX_SLACK_NS), jitter, link, frame)
+    resolution = min(resolution, MAX_SLACK_NS)
+    return Tolerances(resolution, jitter, link, frame, speed.slowest_bps, speed.fastest_bps)
+
+
+def _link_of(
+    ts: np.ndarray,
+    senders: tuple[np.ndarray, np.ndarray],
+    sized: np.ndarray,
+    size: int,
+    slack_ns: int,
+) -> LinkSpeed:
+    """The link speed frames of `size` show (`ts` of those frames only), per source and
+    destination (a NIC port) or, where those show none measured, per destination (a switch
+    port delivering: every source's frames to it leave one after the other) unless a
+    source's adjacent frames to one destination show another speed: a capture point
+    before the switch sees two sources' frames to one host closer than any wire (two
+    requester hosts seen at one read 800 Gb/s on 100 Gb/s links, their own frames 100)."""
+    path, host = senders[0][sized], senders[1][sized]
+    own = link_speed(ts, path, size, slack_ns)
+    if own.bps is not None:
+        return own
+    merged = link_speed(ts, host, size, slack_ns)
+    spacing = train_spacing(ts, path, 1)
+    frame = _frame_time(spacing) if len(spacing) else 0.0
+    if merged.bps is None or (frame > 0 and _snap(size, frame) != merged.bps):
+        return own
+    return merged
 
 
 def _one_path(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
@@ -192,10 +358,15 @@ def _one_path(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     frames to one destination cross one switch egress queue, so no capture point sees them
     closer than a frame time; to two destinations they leave by two egress ports, and a
     mirror there sees the second come out of an idle port while the first still waits in
-    a busy one, sooner after it than the wire allows."""
+    a busy one, sooner after it than the wire allows. Numbered by the pairs themselves,
+    not by arithmetic on the codes: a streamed capture's codes are 62-bit address hashes,
+    whose products wrapped (and, negative, read as unknown)."""
     known = (src >= 0) & (dst >= 0)
-    width = int(dst.max(initial=0)) + 1
-    return np.where(known, src.astype(np.int64) * width + dst, -1)
+    if not len(src):
+        return np.zeros(0, np.int64)
+    pairs = np.stack([src.astype(np.int64), dst.astype(np.int64)], axis=1)
+    codes = np.unique(pairs, axis=0, return_inverse=True)[1].reshape(-1)
+    return np.where(known, codes, -1)
 
 
 def _SLOWEST_FRAME(wire_bytes: int) -> int:
