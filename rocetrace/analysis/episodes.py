@@ -908,8 +908,9 @@ def _unseen_pause(x: Context, e: np.ndarray, which: np.ndarray, certainty: np.nd
     timers = x.nic or NicContext(timer_ns=x.seen.get("timer_ns"))  # type: ignore[arg-type]
     certainty[which & (certainty == CERTAIN)] = LIKELY
     margin: tuple[int, int] = (0, MIN_ACK_TIMEOUT_NS)  # a measured timeout weighs anew
+    nowhere = which & _repeat_goes_nowhere(x, e, e["cut_of"])
     if timers.timer_ns is None:
-        certainty[which] = UNCERTAIN
+        certainty[which & ~nowhere] = UNCERTAIN  # no run to hold: the timer, likely
     else:
         c = x.conv
         since = c.ts[e["first_ev"]] - c.ts[_progress_before(c, e["conv"], e["first_ev"])]
@@ -920,13 +921,43 @@ def _unseen_pause(x: Context, e: np.ndarray, which: np.ndarray, certainty: np.nd
         fired, may_fire = since - lag, since + trip  # the sender's silence, at least, at most
         certainty[which & (certainty == LIKELY) & (fired >= timers.timer_ns)] = CERTAIN
         certainty[which & (may_fire < timers.timer_ns)] = UNCERTAIN
-        held = which & (may_fire < timers.timer_ns) & (e["cut_of"] >= 0)
+        held = which & (may_fire < timers.timer_ns) & (e["cut_of"] >= 0) & ~nowhere
         x.held_of = np.where(held, e["cut_of"], -1)
         margin = narrowed(
             timer_margin(fired[which], timers.timer_ns),
             timer_margin(may_fire[which], timers.timer_ns),
         )
     x.seen["timer_margin"] = narrowed(x.seen.get("timer_margin", NO_MARGIN), margin)  # type: ignore[arg-type]
+
+
+def _repeat_hosts(x: Context) -> frozenset[str]:
+    """The hosts that show a selective repeat no go-back makes (_own_nak_on_repeat_nic
+    found them before the triggers were weighed), in the capture's NIC context."""
+    if x.nic is not None:
+        return x.nic.repeat_hosts
+    hosts = x.seen.get("repeat_hosts", frozenset())
+    return hosts if isinstance(hosts, frozenset) else frozenset()
+
+
+def _repeat_goes_nowhere(x: Context, e: np.ndarray, runs: np.ndarray) -> np.ndarray:
+    """Per episode, is run `runs[k]` (-1: none) a selective repeat that nothing can go on
+    from: the answer to a NAK of a READ's or WRITE's PSN, its NAKed PSN and at most the
+    newest PSN sent after it, sent by a NIC that shows a selective repeat no go-back makes
+    (_repeat_of_own_psn: recovery is a NIC setting, and such a NIC repeats a READ's or
+    WRITE's NAKed PSN selectively), and so is every run it may continue (a split in doubt,
+    `alt_of`)? Such a run ends with its newest resend: a later resend at its next PSN is no
+    more of it, held by a pause or not."""
+    repeat = np.isin(_hosts(x, e), list(_repeat_hosts(x))) & (e["nak_kind"] == NAK)
+    repeat &= (e["start_ext"] == e["nak_ext"]) & (_op_class(e["start_opcode"]) == "rdma")
+    shape = (e["n_resent"] == 1) | ((e["n_resent"] == 2) & (e["tail_skips"] == 1))
+    repeat &= shape & (e["unasked"] == 0) & (e["resumed"] == 0) & (e["alt_two"] < 0)
+    out = np.zeros(len(runs), bool)
+    for k in np.flatnonzero(runs >= 0).tolist():  # runs split off for a silence: few
+        run = int(runs[k])
+        while repeat[run] and e["alt_of"][run] >= 0:
+            run = int(e["alt_of"][run])
+        out[k] = bool(repeat[run]) and e["alt_of"][run] != -2
+    return out
 
 
 def _rnr_timing(
@@ -937,8 +968,9 @@ def _rnr_timing(
     pause): (early) the resend came sooner than that after the NAK, less the clock slack,
     so it is no retry of it; (on time) it came no later than that timer plus the path's
     shortest NAK answer at this capture point (a retry is seen away from the sender up to
-    a round trip later) and the slack, PFC pause not counted. `wait`: since the NAK, less
-    PFC pause."""
+    a round trip later) and twice the slack (the wait and the answer are each measured
+    between two timestamps), PFC pause not counted. `wait`: since the NAK, less PFC
+    pause."""
     c, slack = x.conv, x.tol.slack_ns
     rnr = (trigger == "rnr") & (e["nak_ev"] >= 0) & (e["nak_kind"] == RNR_NAK)
     timer = _rnr_timer_ns(x, np.maximum(e["nak_ev"], 0))
@@ -947,10 +979,11 @@ def _rnr_timing(
     early = rnr & (since < timer - slack)
     unmeasured = floor < 0
     floor[unmeasured] = _rnr_round_trip(e, rnr & ~early, wait - timer, slack)[unmeasured]
-    on_time = rnr & ~early & (wait <= timer + floor + slack)
+    # two measured intervals, the wait and the answer, each a slack off at most
+    on_time = rnr & ~early & (wait <= timer + floor + 2 * slack)
     late = np.flatnonzero(rnr & ~early & ~on_time)
     busy = _busy_before(x, c.row[e["first_ev"][late]])
-    on_time[late] = wait[late] - busy <= timer[late] + floor[late] + slack
+    on_time[late] = wait[late] - busy <= timer[late] + floor[late] + 2 * slack
     return early, on_time
 
 
@@ -1390,7 +1423,13 @@ def _modes(
     lone = cut_short & (policy == "") & (trigger == "nak") & (e["nak_kind"] == NAK)
     lone &= (e["start_ext"] == e["nak_ext"]) & (_op_class(e["start_opcode"]) == "rdma")
     lost = _lone_resend_run_lost(x, e, lone)
-    lone = (lost >= 2) & (lost > _longest_loss(x.conv)[e["conv"]])
+    # or, no split in doubt (more of the run before it, maybe), on a NIC that shows a
+    # selective repeat no go-back makes: it repeats a READ's or WRITE's NAKed PSN
+    # selectively (its resend of the newest lost on the way)
+    repeat_nic = np.isin(host, list(_repeat_hosts(x)))
+    if len(x.alt) == len(e):
+        repeat_nic &= (x.alt < 0) & (x.alt2 < 0)
+    lone &= ((lost >= 2) & (lost > _longest_loss(x.conv)[e["conv"]])) | repeat_nic
     mode[lone], certainty[lone] = "selective-repeat", LIKELY
     # a run that went on through a PSN soon after its NAK may be two episodes, the second
     # from that resend on: its shape shows one policy only as likely (the other reading
@@ -1444,10 +1483,12 @@ def _modes(
         # weighed as before
         keep = (whole & x.losses_upstream[e["conv"]]) | (lone & (certainty != UNCERTAIN))
         whole &= ~x.losses_upstream[e["conv"]]
-        _same_mode_either_run(np.where(whole, -1, x.alt), mode, certainty, sends_only, keep)
+        twin = _newest_twice(x.conv, e) & (x.alt == e["alt_of"])
+        alt = np.where(whole, -1, x.alt)
+        _same_mode_either_run(alt, mode, certainty, sends_only, keep, twin)
         if len(x.alt2) == len(e):  # a split that may continue either of two runs: both
             alt2 = np.where(whole, -1, x.alt2)
-            _same_mode_either_run(alt2, mode, certainty, sends_only, keep)
+            _same_mode_either_run(alt2, mode, certainty, sends_only, keep, ~twin & twin)
     # a run held by a pause the capture point does not see (_held_runs): its second part
     # resends by the run's policy, as likely as its trigger
     for k in np.flatnonzero(held).tolist():  # such runs are few
@@ -1630,14 +1671,21 @@ def _chain_misses(alt: np.ndarray, oldest: np.ndarray) -> np.ndarray:
 
 
 def _same_mode_either_run(
-    alt: np.ndarray, mode: np.ndarray, certainty: np.ndarray, send: np.ndarray, keep: np.ndarray
+    alt: np.ndarray,
+    mode: np.ndarray,
+    certainty: np.ndarray,
+    send: np.ndarray,
+    keep: np.ndarray,
+    twin: np.ndarray,
 ) -> None:
     """A split the capture cannot tell from more of the run it cut (_either_run) keeps its
     mode only when the run's mode is the same and neither is open: then both readings
     resend by one policy. Else both are open (as a run cut by an episode of open cause),
     except a SEND run's go-back-N: selective repeat covers RDMA READ and WRITE only, so a
-    SEND's run goes back N whether or not the split's resends are more of it. A split of
-    `keep` keeps its own mode (it is no more of the run); the run's is weighed alike.
+    SEND's run goes back N whether or not the split's resends are more of it; and a run
+    whose split is of `twin` (_newest_twice: the run resends the same PSNs either way).
+    A split of `keep` keeps its own mode (it is no more of the run); the run's is weighed
+    alike.
     """
     has = alt >= 0
     if not has.any():
@@ -1648,7 +1696,20 @@ def _same_mode_either_run(
     certainty[differs & ~keep] = UNCERTAIN
     runs = alt[differs]
     keeps = send[runs] & (mode[runs] == "go-back-n") & ~open_[runs]
+    keeps |= twin[differs] & ~open_[runs]
     certainty[runs[~keeps]] = UNCERTAIN
+
+
+def _newest_twice(c: cn.Conversations, e: np.ndarray) -> np.ndarray:
+    """Splits in doubt whose one resend is the newest PSN sent, after which the run they
+    may continue resumed at that same PSN as its last resend: one copy is more of the run
+    and the other the split's NAK's answer, in either order, so the run resends the same
+    PSNs in both readings and its shape shows one mode (the split's lone resend of the
+    newest is what both policies send)."""
+    out = _resumed_at_split_psn(c, e) & (e["n_resent"] == 1)
+    out &= e["start_ext"] >= e["last_sent_first"]
+    run = np.maximum(e["alt_of"], 0)
+    return out & (c.ext[e["last_ev"][run]] == e["start_ext"])
 
 
 def _longest_loss(c: cn.Conversations) -> np.ndarray:
