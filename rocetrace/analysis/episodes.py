@@ -830,7 +830,7 @@ def _slow_answers(
     lag = cn.slowest_answers(c)[e["conv"]]
     reach = since + x.tol.slack_ns + lag  # a timer no longer than this may have fired
     maybe_timer = slow & (reach >= timer)
-    repeat = maybe_timer & _no_timer_shape(x, e, trigger)
+    repeat = maybe_timer & (_no_timer_shape(x, e, trigger) | _lone_repeat_shape(x, e, trigger))
     certainty[maybe_timer & (rnr_on_time | repeat) & (certainty == CERTAIN)] = LIKELY
     certainty[maybe_timer & ~rnr_on_time & ~repeat] = UNCERTAIN
     x.seen["lo_margin"] = timer_margin(reach[slow], timer)
@@ -852,6 +852,25 @@ def _no_timer_shape(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarra
     out &= (e["near_split"] == 0) & (e["taken_split"] < 0) & (e["cut_by_split"] == 0)
     out &= ~x.split_open & ~_among(len(e), x.near) & (e["alt_of"] == -1)
     return out & ~cn.late_copy(c) & ~cn.copy_of_earlier_run(c)
+
+
+def _lone_repeat_shape(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
+    """Slow NAK answers of one resend, of a READ's or WRITE's NAKed PSN, sent by a NIC that
+    shows a selective repeat no go-back makes, where a go-back-N from that PSN would have
+    lost two or more resends in a row, more than the path loses anywhere else
+    (_lone_resend_run_lost), and no resend may be another episode's. The NIC's answer is a
+    selective repeat that lost only its resend of the newest; an ACK timer's restart goes
+    back N from the first unacknowledged PSN (that very PSN) on any NIC, so it would have
+    lost the rest of its run in a row."""
+    out = (trigger == "nak") & (e["nak_kind"] == NAK) & (e["start_ext"] == e["nak_ext"])
+    out &= (e["n_resent"] == 1) & (e["end_ext"] < e["last_sent_first"])
+    out &= _op_class(e["start_opcode"]) == "rdma"
+    out &= np.isin(_hosts(x, e), list(_repeat_hosts(x)))
+    out &= (e["near_split"] == 0) & (e["taken_split"] < 0) & (e["cut_by_split"] == 0)
+    out &= ~x.split_open & ~_among(len(e), x.near) & (e["alt_of"] == -1)
+    out &= ~cn.late_copy(x.conv) & ~cn.copy_of_earlier_run(x.conv)
+    lost = _lone_resend_run_lost(x, e, out)
+    return out & (lost >= 2) & (lost > _longest_loss(x.conv)[e["conv"]])
 
 
 def _timer_not_nak(
@@ -1420,16 +1439,26 @@ def _modes(
     certainty[known] = LIKELY
     # one resend of a WRITE's or READ's NAKed PSN, then no more of a run before new data or
     # a timer's silence: a go-back-N would have lost the rest of its run in a row
-    lone = cut_short & (policy == "") & (trigger == "nak") & (e["nak_kind"] == NAK)
-    lone &= (e["start_ext"] == e["nak_ext"]) & (_op_class(e["start_opcode"]) == "rdma")
+    rdma_nak = (policy == "") & (trigger == "nak") & (e["nak_kind"] == NAK)
+    rdma_nak &= (e["start_ext"] == e["nak_ext"]) & (_op_class(e["start_opcode"]) == "rdma")
+    lone = cut_short & rdma_nak
     lost = _lone_resend_run_lost(x, e, lone)
     # or, no split in doubt (more of the run before it, maybe), on a NIC that shows a
     # selective repeat no go-back makes: it repeats a READ's or WRITE's NAKed PSN
     # selectively (its resend of the newest lost on the way)
     repeat_nic = np.isin(host, list(_repeat_hosts(x)))
+    alone = np.ones(len(e), bool)
+    tail = np.zeros(len(e), bool)
     if len(x.alt) == len(e):
-        repeat_nic &= (x.alt < 0) & (x.alt2 < 0)
-    lone &= ((lost >= 2) & (lost > _longest_loss(x.conv)[e["conv"]])) | repeat_nic
+        alone = (x.alt < 0) & (x.alt2 < 0)
+        # a split of the newest PSN that may be more of such a repeat, of one resend so
+        # far: then it is that repeat's own resend of the newest
+        tail = (x.alt >= 0) & (x.alt2 < 0) & _repeat_goes_nowhere(x, e, x.alt)
+        tail &= e["n_resent"][np.maximum(x.alt, 0)] == 1
+    lone &= ((lost >= 2) & (lost > _longest_loss(x.conv)[e["conv"]])) | (repeat_nic & alone)
+    # and a lone resend of the newest PSN sent, what both policies resend alone
+    newest = same_packets & (e["n_resent"] == 1) & rdma_nak & repeat_nic & (alone | tail)
+    lone |= newest & (certainty != CERTAIN)
     mode[lone], certainty[lone] = "selective-repeat", LIKELY
     # a run that went on through a PSN soon after its NAK may be two episodes, the second
     # from that resend on: its shape shows one policy only as likely (the other reading
@@ -1577,11 +1606,11 @@ def _lone_resend_run_lost(x: Context, e: np.ndarray, which: np.ndarray) -> np.nd
         end = int(np.searchsorted(c.conv, conv, "right"))  # grouped by conversation
         ev = np.arange(int(e["nak_ev"][k]) + 1, end)
         after = ev[(ev > first) & (c.kind[ev] == REQUEST)]
-        if not len(after):
-            continue
-        nxt = int(after[0])
-        quiet = c.ts[nxt] - c.ts[first] >= MIN_ACK_TIMEOUT_NS - x.tol.slack_ns
-        if not ((c.flags[nxt] & cn.NEW) or (quiet and quiet_ok)):
+        nxt = int(after[0]) if len(after) else end
+        quiet = nxt < end and c.ts[nxt] - c.ts[first] >= MIN_ACK_TIMEOUT_NS - x.tol.slack_ns
+        if not (nxt < end and ((c.flags[nxt] & cn.NEW) or (quiet and quiet_ok))):
+            if quiet_ok:
+                out[k] = _unseen_train(x, e, k, nxt, requests)
             continue
         ev = ev[(ev < nxt) & ((c.flags[ev] & cn.UNSENT) == 0)]
         acked = ev[np.isin(c.kind[ev], acks)]
@@ -1594,6 +1623,36 @@ def _lone_resend_run_lost(x: Context, e: np.ndarray, which: np.ndarray) -> np.nd
         )
         out[k] = requests.psns_between(conv, floor, int(e["last_sent_first"][k]) + 1)
     return out
+
+
+def _unseen_train(x: Context, e: np.ndarray, k: int, nxt: int, requests: _RequestsByPsn) -> int:
+    """How many resends a go-back-N from lone resend k's next PSN would have sent back to
+    back before any response seen after that resend can have reached the sender (the first
+    such response plus the path's shortest NAK answer, less twice the slack: what this
+    capture point sees reaches the sender's answers no sooner), all unseen, where the
+    conversation shows no request until then (`nxt`: its next request, or the end of its
+    events) and the capture goes on past then: one per PSN the capture saw requested from
+    the PSN after the resend (and past what was acknowledged before it) up to the newest
+    sent, at most as many as the wire carries in that time at the conversation's shortest
+    request. 0 without a link speed or a measured answer."""
+    c = x.conv
+    floor = int(cn.path_floor(c, e["conv"][k : k + 1])[0])
+    if x.tol.link_bps is None or floor < 0:
+        return 0
+    first, conv = int(e["first_ev"][k]), int(e["conv"][k])
+    later = np.arange(first + 1, nxt)
+    later = later[np.isin(c.kind[later], (ACK, ATOMIC_ACK, READ_RESPONSE, NAK, RNR_NAK))]
+    if not len(later):
+        return 0
+    horizon = c.ts[later[0]] + floor - 2 * x.tol.slack_ns
+    if nxt < len(c.ts) and c.conv[nxt] == conv and c.ts[nxt] < horizon:
+        return 0
+    if x.pp.ts.max() < horizon:
+        return 0  # the capture ended first: the run may have gone on after it
+    shortest = int(requests.shortest[np.searchsorted(requests.convs, conv)])
+    room = int((horizon - c.ts[first]) // max(float(x.tol.frame_ns(shortest)), 1.0))
+    lo = max(int(e["cursor"][k]), int(e["acked"][k]) + 1)
+    return min(room, requests.psns_between(conv, lo, int(e["last_sent_first"][k]) + 1))
 
 
 def _message_starts_at_nak(x: Context, e: np.ndarray) -> np.ndarray:
