@@ -830,7 +830,7 @@ def _slow_answers(
     lag = cn.slowest_answers(c)[e["conv"]]
     reach = since + x.tol.slack_ns + lag  # a timer no longer than this may have fired
     maybe_timer = slow & (reach >= timer)
-    repeat = maybe_timer & _no_timer_shape(x, e, trigger)
+    repeat = maybe_timer & (_no_timer_shape(x, e, trigger) | _lone_repeat_shape(x, e, trigger))
     certainty[maybe_timer & (rnr_on_time | repeat) & (certainty == CERTAIN)] = LIKELY
     certainty[maybe_timer & ~rnr_on_time & ~repeat] = UNCERTAIN
     x.seen["lo_margin"] = timer_margin(reach[slow], timer)
@@ -852,6 +852,25 @@ def _no_timer_shape(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarra
     out &= (e["near_split"] == 0) & (e["taken_split"] < 0) & (e["cut_by_split"] == 0)
     out &= ~x.split_open & ~_among(len(e), x.near) & (e["alt_of"] == -1)
     return out & ~cn.late_copy(c) & ~cn.copy_of_earlier_run(c)
+
+
+def _lone_repeat_shape(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
+    """Slow NAK answers of one resend, of a READ's or WRITE's NAKed PSN, sent by a NIC that
+    shows a selective repeat no go-back makes, where a go-back-N from that PSN would have
+    lost two or more resends in a row, more than the path loses anywhere else
+    (_lone_resend_run_lost), and no resend may be another episode's. The NIC's answer is a
+    selective repeat that lost only its resend of the newest; an ACK timer's restart goes
+    back N from the first unacknowledged PSN (that very PSN) on any NIC, so it would have
+    lost the rest of its run in a row."""
+    out = (trigger == "nak") & (e["nak_kind"] == NAK) & (e["start_ext"] == e["nak_ext"])
+    out &= (e["n_resent"] == 1) & (e["end_ext"] < e["last_sent_first"])
+    out &= _op_class(e["start_opcode"]) == "rdma"
+    out &= np.isin(_hosts(x, e), list(_repeat_hosts(x)))
+    out &= (e["near_split"] == 0) & (e["taken_split"] < 0) & (e["cut_by_split"] == 0)
+    out &= ~x.split_open & ~_among(len(e), x.near) & (e["alt_of"] == -1)
+    out &= ~cn.late_copy(x.conv) & ~cn.copy_of_earlier_run(x.conv)
+    lost = _lone_resend_run_lost(x, e, out)
+    return out & (lost >= 2) & (lost > _longest_loss(x.conv)[e["conv"]])
 
 
 def _timer_not_nak(
@@ -908,8 +927,9 @@ def _unseen_pause(x: Context, e: np.ndarray, which: np.ndarray, certainty: np.nd
     timers = x.nic or NicContext(timer_ns=x.seen.get("timer_ns"))  # type: ignore[arg-type]
     certainty[which & (certainty == CERTAIN)] = LIKELY
     margin: tuple[int, int] = (0, MIN_ACK_TIMEOUT_NS)  # a measured timeout weighs anew
+    nowhere = which & _repeat_goes_nowhere(x, e, e["cut_of"])
     if timers.timer_ns is None:
-        certainty[which] = UNCERTAIN
+        certainty[which & ~nowhere] = UNCERTAIN  # no run to hold: the timer, likely
     else:
         c = x.conv
         since = c.ts[e["first_ev"]] - c.ts[_progress_before(c, e["conv"], e["first_ev"])]
@@ -920,13 +940,43 @@ def _unseen_pause(x: Context, e: np.ndarray, which: np.ndarray, certainty: np.nd
         fired, may_fire = since - lag, since + trip  # the sender's silence, at least, at most
         certainty[which & (certainty == LIKELY) & (fired >= timers.timer_ns)] = CERTAIN
         certainty[which & (may_fire < timers.timer_ns)] = UNCERTAIN
-        held = which & (may_fire < timers.timer_ns) & (e["cut_of"] >= 0)
+        held = which & (may_fire < timers.timer_ns) & (e["cut_of"] >= 0) & ~nowhere
         x.held_of = np.where(held, e["cut_of"], -1)
         margin = narrowed(
             timer_margin(fired[which], timers.timer_ns),
             timer_margin(may_fire[which], timers.timer_ns),
         )
     x.seen["timer_margin"] = narrowed(x.seen.get("timer_margin", NO_MARGIN), margin)  # type: ignore[arg-type]
+
+
+def _repeat_hosts(x: Context) -> frozenset[str]:
+    """The hosts that show a selective repeat no go-back makes (_own_nak_on_repeat_nic
+    found them before the triggers were weighed), in the capture's NIC context."""
+    if x.nic is not None:
+        return x.nic.repeat_hosts
+    hosts = x.seen.get("repeat_hosts", frozenset())
+    return hosts if isinstance(hosts, frozenset) else frozenset()
+
+
+def _repeat_goes_nowhere(x: Context, e: np.ndarray, runs: np.ndarray) -> np.ndarray:
+    """Per episode, is run `runs[k]` (-1: none) a selective repeat that nothing can go on
+    from: the answer to a NAK of a READ's or WRITE's PSN, its NAKed PSN and at most the
+    newest PSN sent after it, sent by a NIC that shows a selective repeat no go-back makes
+    (_repeat_of_own_psn: recovery is a NIC setting, and such a NIC repeats a READ's or
+    WRITE's NAKed PSN selectively), and so is every run it may continue (a split in doubt,
+    `alt_of`)? Such a run ends with its newest resend: a later resend at its next PSN is no
+    more of it, held by a pause or not."""
+    repeat = np.isin(_hosts(x, e), list(_repeat_hosts(x))) & (e["nak_kind"] == NAK)
+    repeat &= (e["start_ext"] == e["nak_ext"]) & (_op_class(e["start_opcode"]) == "rdma")
+    shape = (e["n_resent"] == 1) | ((e["n_resent"] == 2) & (e["tail_skips"] == 1))
+    repeat &= shape & (e["unasked"] == 0) & (e["resumed"] == 0) & (e["alt_two"] < 0)
+    out = np.zeros(len(runs), bool)
+    for k in np.flatnonzero(runs >= 0).tolist():  # runs split off for a silence: few
+        run = int(runs[k])
+        while repeat[run] and e["alt_of"][run] >= 0:
+            run = int(e["alt_of"][run])
+        out[k] = bool(repeat[run]) and e["alt_of"][run] != -2
+    return out
 
 
 def _rnr_timing(
@@ -937,8 +987,9 @@ def _rnr_timing(
     pause): (early) the resend came sooner than that after the NAK, less the clock slack,
     so it is no retry of it; (on time) it came no later than that timer plus the path's
     shortest NAK answer at this capture point (a retry is seen away from the sender up to
-    a round trip later) and the slack, PFC pause not counted. `wait`: since the NAK, less
-    PFC pause."""
+    a round trip later) and twice the slack (the wait and the answer are each measured
+    between two timestamps), PFC pause not counted. `wait`: since the NAK, less PFC
+    pause."""
     c, slack = x.conv, x.tol.slack_ns
     rnr = (trigger == "rnr") & (e["nak_ev"] >= 0) & (e["nak_kind"] == RNR_NAK)
     timer = _rnr_timer_ns(x, np.maximum(e["nak_ev"], 0))
@@ -947,10 +998,11 @@ def _rnr_timing(
     early = rnr & (since < timer - slack)
     unmeasured = floor < 0
     floor[unmeasured] = _rnr_round_trip(e, rnr & ~early, wait - timer, slack)[unmeasured]
-    on_time = rnr & ~early & (wait <= timer + floor + slack)
+    # two measured intervals, the wait and the answer, each a slack off at most
+    on_time = rnr & ~early & (wait <= timer + floor + 2 * slack)
     late = np.flatnonzero(rnr & ~early & ~on_time)
     busy = _busy_before(x, c.row[e["first_ev"][late]])
-    on_time[late] = wait[late] - busy <= timer[late] + floor[late] + slack
+    on_time[late] = wait[late] - busy <= timer[late] + floor[late] + 2 * slack
     return early, on_time
 
 
@@ -1387,10 +1439,26 @@ def _modes(
     certainty[known] = LIKELY
     # one resend of a WRITE's or READ's NAKed PSN, then no more of a run before new data or
     # a timer's silence: a go-back-N would have lost the rest of its run in a row
-    lone = cut_short & (policy == "") & (trigger == "nak") & (e["nak_kind"] == NAK)
-    lone &= (e["start_ext"] == e["nak_ext"]) & (_op_class(e["start_opcode"]) == "rdma")
+    rdma_nak = (policy == "") & (trigger == "nak") & (e["nak_kind"] == NAK)
+    rdma_nak &= (e["start_ext"] == e["nak_ext"]) & (_op_class(e["start_opcode"]) == "rdma")
+    lone = cut_short & rdma_nak
     lost = _lone_resend_run_lost(x, e, lone)
-    lone = (lost >= 2) & (lost > _longest_loss(x.conv)[e["conv"]])
+    # or, no split in doubt (more of the run before it, maybe), on a NIC that shows a
+    # selective repeat no go-back makes: it repeats a READ's or WRITE's NAKed PSN
+    # selectively (its resend of the newest lost on the way)
+    repeat_nic = np.isin(host, list(_repeat_hosts(x)))
+    alone = np.ones(len(e), bool)
+    tail = np.zeros(len(e), bool)
+    if len(x.alt) == len(e):
+        alone = (x.alt < 0) & (x.alt2 < 0)
+        # a split of the newest PSN that may be more of such a repeat, of one resend so
+        # far: then it is that repeat's own resend of the newest
+        tail = (x.alt >= 0) & (x.alt2 < 0) & _repeat_goes_nowhere(x, e, x.alt)
+        tail &= e["n_resent"][np.maximum(x.alt, 0)] == 1
+    lone &= ((lost >= 2) & (lost > _longest_loss(x.conv)[e["conv"]])) | (repeat_nic & alone)
+    # and a lone resend of the newest PSN sent, what both policies resend alone
+    newest = same_packets & (e["n_resent"] == 1) & rdma_nak & repeat_nic & (alone | tail)
+    lone |= newest & (certainty != CERTAIN)
     mode[lone], certainty[lone] = "selective-repeat", LIKELY
     # a run that went on through a PSN soon after its NAK may be two episodes, the second
     # from that resend on: its shape shows one policy only as likely (the other reading
@@ -1444,10 +1512,12 @@ def _modes(
         # weighed as before
         keep = (whole & x.losses_upstream[e["conv"]]) | (lone & (certainty != UNCERTAIN))
         whole &= ~x.losses_upstream[e["conv"]]
-        _same_mode_either_run(np.where(whole, -1, x.alt), mode, certainty, sends_only, keep)
+        twin = _newest_twice(x.conv, e) & (x.alt == e["alt_of"])
+        alt = np.where(whole, -1, x.alt)
+        _same_mode_either_run(alt, mode, certainty, sends_only, keep, twin)
         if len(x.alt2) == len(e):  # a split that may continue either of two runs: both
             alt2 = np.where(whole, -1, x.alt2)
-            _same_mode_either_run(alt2, mode, certainty, sends_only, keep)
+            _same_mode_either_run(alt2, mode, certainty, sends_only, keep, ~twin & twin)
     # a run held by a pause the capture point does not see (_held_runs): its second part
     # resends by the run's policy, as likely as its trigger
     for k in np.flatnonzero(held).tolist():  # such runs are few
@@ -1536,11 +1606,11 @@ def _lone_resend_run_lost(x: Context, e: np.ndarray, which: np.ndarray) -> np.nd
         end = int(np.searchsorted(c.conv, conv, "right"))  # grouped by conversation
         ev = np.arange(int(e["nak_ev"][k]) + 1, end)
         after = ev[(ev > first) & (c.kind[ev] == REQUEST)]
-        if not len(after):
-            continue
-        nxt = int(after[0])
-        quiet = c.ts[nxt] - c.ts[first] >= MIN_ACK_TIMEOUT_NS - x.tol.slack_ns
-        if not ((c.flags[nxt] & cn.NEW) or (quiet and quiet_ok)):
+        nxt = int(after[0]) if len(after) else end
+        quiet = nxt < end and c.ts[nxt] - c.ts[first] >= MIN_ACK_TIMEOUT_NS - x.tol.slack_ns
+        if not (nxt < end and ((c.flags[nxt] & cn.NEW) or (quiet and quiet_ok))):
+            if quiet_ok:
+                out[k] = _unseen_train(x, e, k, nxt, requests)
             continue
         ev = ev[(ev < nxt) & ((c.flags[ev] & cn.UNSENT) == 0)]
         acked = ev[np.isin(c.kind[ev], acks)]
@@ -1553,6 +1623,36 @@ def _lone_resend_run_lost(x: Context, e: np.ndarray, which: np.ndarray) -> np.nd
         )
         out[k] = requests.psns_between(conv, floor, int(e["last_sent_first"][k]) + 1)
     return out
+
+
+def _unseen_train(x: Context, e: np.ndarray, k: int, nxt: int, requests: _RequestsByPsn) -> int:
+    """How many resends a go-back-N from lone resend k's next PSN would have sent back to
+    back before any response seen after that resend can have reached the sender (the first
+    such response plus the path's shortest NAK answer, less twice the slack: what this
+    capture point sees reaches the sender's answers no sooner), all unseen, where the
+    conversation shows no request until then (`nxt`: its next request, or the end of its
+    events) and the capture goes on past then: one per PSN the capture saw requested from
+    the PSN after the resend (and past what was acknowledged before it) up to the newest
+    sent, at most as many as the wire carries in that time at the conversation's shortest
+    request. 0 without a link speed or a measured answer."""
+    c = x.conv
+    floor = int(cn.path_floor(c, e["conv"][k : k + 1])[0])
+    if x.tol.link_bps is None or floor < 0:
+        return 0
+    first, conv = int(e["first_ev"][k]), int(e["conv"][k])
+    later = np.arange(first + 1, nxt)
+    later = later[np.isin(c.kind[later], (ACK, ATOMIC_ACK, READ_RESPONSE, NAK, RNR_NAK))]
+    if not len(later):
+        return 0
+    horizon = c.ts[later[0]] + floor - 2 * x.tol.slack_ns
+    if nxt < len(c.ts) and c.conv[nxt] == conv and c.ts[nxt] < horizon:
+        return 0
+    if x.pp.ts.max() < horizon:
+        return 0  # the capture ended first: the run may have gone on after it
+    shortest = int(requests.shortest[np.searchsorted(requests.convs, conv)])
+    room = int((horizon - c.ts[first]) // max(float(x.tol.frame_ns(shortest)), 1.0))
+    lo = max(int(e["cursor"][k]), int(e["acked"][k]) + 1)
+    return min(room, requests.psns_between(conv, lo, int(e["last_sent_first"][k]) + 1))
 
 
 def _message_starts_at_nak(x: Context, e: np.ndarray) -> np.ndarray:
@@ -1630,14 +1730,21 @@ def _chain_misses(alt: np.ndarray, oldest: np.ndarray) -> np.ndarray:
 
 
 def _same_mode_either_run(
-    alt: np.ndarray, mode: np.ndarray, certainty: np.ndarray, send: np.ndarray, keep: np.ndarray
+    alt: np.ndarray,
+    mode: np.ndarray,
+    certainty: np.ndarray,
+    send: np.ndarray,
+    keep: np.ndarray,
+    twin: np.ndarray,
 ) -> None:
     """A split the capture cannot tell from more of the run it cut (_either_run) keeps its
     mode only when the run's mode is the same and neither is open: then both readings
     resend by one policy. Else both are open (as a run cut by an episode of open cause),
     except a SEND run's go-back-N: selective repeat covers RDMA READ and WRITE only, so a
-    SEND's run goes back N whether or not the split's resends are more of it. A split of
-    `keep` keeps its own mode (it is no more of the run); the run's is weighed alike.
+    SEND's run goes back N whether or not the split's resends are more of it; and a run
+    whose split is of `twin` (_newest_twice: the run resends the same PSNs either way).
+    A split of `keep` keeps its own mode (it is no more of the run); the run's is weighed
+    alike.
     """
     has = alt >= 0
     if not has.any():
@@ -1648,7 +1755,20 @@ def _same_mode_either_run(
     certainty[differs & ~keep] = UNCERTAIN
     runs = alt[differs]
     keeps = send[runs] & (mode[runs] == "go-back-n") & ~open_[runs]
+    keeps |= twin[differs] & ~open_[runs]
     certainty[runs[~keeps]] = UNCERTAIN
+
+
+def _newest_twice(c: cn.Conversations, e: np.ndarray) -> np.ndarray:
+    """Splits in doubt whose one resend is the newest PSN sent, after which the run they
+    may continue resumed at that same PSN as its last resend: one copy is more of the run
+    and the other the split's NAK's answer, in either order, so the run resends the same
+    PSNs in both readings and its shape shows one mode (the split's lone resend of the
+    newest is what both policies send)."""
+    out = _resumed_at_split_psn(c, e) & (e["n_resent"] == 1)
+    out &= e["start_ext"] >= e["last_sent_first"]
+    run = np.maximum(e["alt_of"], 0)
+    return out & (c.ext[e["last_ev"][run]] == e["start_ext"])
 
 
 def _longest_loss(c: cn.Conversations) -> np.ndarray:
