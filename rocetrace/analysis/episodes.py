@@ -401,6 +401,8 @@ def reserved_naks(x: Context) -> np.ndarray:
                 out[evs] = RESERVED_NAK
             for naks, resend in chain:
                 out[naks], out[resend] = RESERVED_NAK, ANSWERS_RESERVED
+        for nak, resend in _answered_after_an_older_nak(x, e):
+            out[nak], out[resend] = RESERVED_NAK, ANSWERS_RESERVED
     return out
 
 
@@ -440,6 +442,43 @@ def _naks_in_order(
         if not all(n in taker and doubt[taker[n]] for n in own.tolist()):
             break  # a NAK no split in doubt took: answered elsewhere, or open
         out.append((own.tolist(), r))
+    return out
+
+
+def _answered_after_an_older_nak(x: Context, e: np.ndarray) -> list[tuple[int, int]]:
+    """Splits made for timing alone (_split_for_timing) before the answer to an older NAK:
+    a NIC answers NAKs in the order they reach it, the capture's order on one path, so a
+    NAK seen after one whose only answer comes later is answered later still, and the split
+    that took it was more of its run. That older answer is an episode of its own at exactly
+    its NAK's PSN (after new data or going back), the only resend of that PSN since the
+    NAK, soon after the request before it (no timer's), and in no doubt (no run it may
+    continue, its NAK not there before the run it cut began). The NAK is left to the first
+    resend of its PSN from that answer on. Returns (NAK event, resend event) pairs."""
+    c = x.conv
+    splits = np.flatnonzero(_split_for_timing(x, e) & (e["nak_kind"] == NAK))
+    if not len(splits):
+        return []
+    t0 = c.ts[e["first_ev"]]
+    clean = (e["nak_ev"] >= 0) & (e["nak_kind"] == NAK) & (e["start_ext"] == e["nak_ext"])
+    clean &= np.isin(e["start_kind"], (cn.START_FIRST, cn.START_RESTART))
+    clean &= (e["alt_of"] == -1) & (e["nak_early"] == 0) & (e["orig_ev"] >= 0)
+    clean &= t0 - _ts(c, e["prev_req_ev"]) < MIN_ACK_TIMEOUT_NS - x.tol.slack_ns
+    resent = np.flatnonzero((c.kind == REQUEST) & ((c.flags & cn.RESENT) > 0))
+    out = []
+    for k in np.flatnonzero(clean).tolist():  # the answers to weigh: a NAK storm's few
+        own = resent[(resent > e["nak_ev"][k]) & (c.conv[resent] == e["conv"][k])]
+        if (c.ext[own[own < e["first_ev"][k]]] == e["start_ext"][k]).any():
+            clean[k] = False  # another resend of that PSN since the NAK may answer it
+    for s in splits.tolist():
+        older = clean & (e["conv"] == e["conv"][s]) & (e["nak_ev"] < e["nak_ev"][s])
+        answer = np.flatnonzero(older & (e["first_ev"] > e["first_ev"][s]))
+        if not len(answer):
+            continue
+        start = int(e["first_ev"][answer].min())
+        later = resent[(resent >= start) & (c.conv[resent] == e["conv"][s])]
+        later = later[c.ext[later] == e["start_ext"][s]]
+        if len(later):
+            out.append((int(e["nak_ev"][s]), int(later[0])))
     return out
 
 
