@@ -584,6 +584,43 @@ def test_naks_answered_in_order_split_a_restarts_run(tmp_path: Path) -> None:
     assert g.uncertain <= 5, f"{g.uncertain} of {g.episodes} uncertain"
 
 
+def test_split_before_an_older_naks_answer_is_more_of_its_run(tmp_path: Path) -> None:
+    """A NAK storm at the receiver on a microsecond clock (a hard case): the tick leaves no
+    gate, so a SEND's go-back-N passing two WRITE PSNs splits at each for its NAK, a round
+    trip too early, though a NAK of an earlier PSN, seen before both, is answered only
+    later by a restart at its PSN. A NIC answers NAKs in the order they reach it: those
+    splits were more of the run, and each NAK is the selective repeat's (its PSN, then the
+    newest) that comes after that answer, not one run of open mode."""
+    mix, seed = HARD_CASES[16]
+    a, truth = analyzed(tmp_path, "clean", seed, "us", **mix)
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps = a.retransmissions
+    repeats = eps[(eps["trigger"] == "nak") & (eps["mode"] == "selective-repeat")]
+    repeats = repeats[(repeats[["trigger_certainty", "mode_certainty"]] != "uncertain").all(axis=1)]
+    assert len(repeats[repeats["packets"] == 2]) >= 3
+    assert g.uncertain == 0, f"{g.uncertain} of {g.episodes} uncertain"
+
+
+def test_nak_after_an_older_naks_restart_leaves_a_resumed_copy_swapped(tmp_path: Path) -> None:
+    """A NAK storm at a mirror on a microsecond clock (a hard case): a SEND's go-back-N is
+    split for a READ's NAK, resumes with a copy of the READ and skips to the newest PSN
+    sent: the split's selective repeat, were it not for a NAK of the newest seen before
+    the skip. That NAK came after NAKs of a later SEND's PSNs, and the restart into that
+    SEND, after the skip, answers one of those (it has no other cause): a NIC answers NAKs
+    in order, so the skip is no answer to the NAK of the newest, and the copies swap, the
+    READ's selective repeat likely, as on a nanosecond clock."""
+    mix, seed = HARD_CASES[31]
+    a, truth = analyzed(tmp_path, "clean", seed, "us", **mix)
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps = a.retransmissions
+    repeats = eps[(eps["trigger"] == "nak") & (eps["mode"] == "selective-repeat")]
+    repeats = repeats[(repeats[["trigger_certainty", "mode_certainty"]] != "uncertain").all(axis=1)]
+    assert len(repeats[repeats["packets"] == 2]) >= 2
+    assert g.uncertain <= 1, f"{g.uncertain} of {g.episodes} uncertain"
+
+
 @pytest.mark.parametrize("clock", ["ns", "us"])
 def test_resumed_copy_swaps_with_its_split_before_a_skip_to_the_newest(
     tmp_path: Path, clock: str

@@ -670,7 +670,9 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
  * go-back-0) or with the skip itself (a NAK of the skip's PSN): then the second copy and
  * the skip need not be one selective repeat's two resends back to back. A NAK of another
  * PSN cannot: its answer begins at its own PSN (or its message's first), which the capture
- * point, losing no request so far, would have shown between them. The PSNs, not the
+ * point, losing no request so far, would have shown between them. Nor can a NAK reserved
+ * for a later answer (a NIC answers NAKs in order, and an older one's comes later). The
+ * PSNs, not the
  * timestamps, decide: on a microsecond clock no gate is left, and every NAK of the tick
  * counts. */
 static int nak_between_may_answer_copy(Machine *m, Conv *c, const Episode *S, Py_ssize_t i,
@@ -683,6 +685,8 @@ static int nak_between_may_answer_copy(Machine *m, Conv *c, const Episode *S, Py
             continue;
         if (gate >= 0 && r->ts[j] > r->ts[i] - gate)
             continue;
+        if (r->reserved[j] == RESERVED_NAK && r->reserved[i] != ANSWERS_RESERVED)
+            continue; /* left to a later answer (episodes.py, reserved_naks) */
         int64_t ext = c->ref + psn_step(r->psn[j], c->ref);
         if (ext == S->start_ext || ext == e || same_message(m, ext, S->start_ext))
             return 1;

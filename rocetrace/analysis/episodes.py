@@ -401,6 +401,8 @@ def reserved_naks(x: Context) -> np.ndarray:
                 out[evs] = RESERVED_NAK
             for naks, resend in chain:
                 out[naks], out[resend] = RESERVED_NAK, ANSWERS_RESERVED
+        for nak, resend in _answered_after_an_older_nak(x, e):
+            out[nak], out[resend] = RESERVED_NAK, ANSWERS_RESERVED
     return out
 
 
@@ -441,6 +443,145 @@ def _naks_in_order(
             break  # a NAK no split in doubt took: answered elsewhere, or open
         out.append((own.tolist(), r))
     return out
+
+
+def _answered_after_an_older_nak(x: Context, e: np.ndarray) -> list[tuple[int, int]]:
+    """Splits in doubt (_split_at_the_floor: the split may be more of the run it cut) made
+    before the answer to an older NAK: a NIC answers NAKs in the order they reach it, the
+    capture's order on one path, so a NAK seen after one answered only after the split is
+    answered later still, and the split that took it was more of its run. That older
+    answer is an episode of its own at exactly its NAK's PSN (_clean_answers), or a restart
+    whose every cause is older (_restart_of_older_naks). The NAK is left to the first
+    resend of its PSN from that answer on. Returns (NAK event, resend event) pairs."""
+    c = x.conv
+    wait = c.ts[e["first_ev"]] - _ts(c, e["nak_ev"]) - x.paused_ns
+    doubt = _split_at_the_floor(x, e, wait) & (e["alt_of"] != -1)
+    splits = np.flatnonzero(doubt & (e["nak_ev"] >= 0) & (e["nak_kind"] == NAK))
+    if not len(splits):
+        return []
+    resent = np.flatnonzero((c.kind == REQUEST) & ((c.flags & cn.RESENT) > 0))
+    clean = np.flatnonzero(_clean_answers(x, e, resent))
+    clean = clean[np.argsort(e["first_ev"][clean], kind="stable")]
+    restarts = _OlderRestarts.of(x, e, splits)
+    out = []
+    for s in splits.tolist():  # splits in doubt: a NAK storm's few
+        conv, nak = e["conv"][s], e["nak_ev"][s]
+        after = clean[np.searchsorted(e["first_ev"][clean], e["first_ev"][s], side="right") :]
+        after = after[(e["conv"][after] == conv) & (e["nak_ev"][after] < nak)]
+        start = int(e["first_ev"][after[0]]) if len(after) else restarts.first_after(s)
+        if start < 0 or not _run_resent_between(x, e, s, start, restarts.naks):
+            continue
+        a, b = np.searchsorted(resent, [start, np.searchsorted(c.conv, conv, side="right")])
+        later = resent[a:b][c.ext[resent[a:b]] == e["start_ext"][s]]
+        if len(later):
+            out.append((int(nak), int(later[0])))
+    return out
+
+
+def _run_resent_between(x: Context, e: np.ndarray, s: int, start: int, naks: np.ndarray) -> bool:
+    """Between split s and event `start` (the older NAK's answer), a resend below the newest
+    PSN sent of a PSN no NAK seen before it asked for: a run's (a go-back-N's, or a timer's),
+    no selective repeat's. A NIC whose selective repeat for s's NAK cut short the answer to
+    an older NAK before its first resend may go on with that answer right after the repeat,
+    which would look like the older NAK answered after s; a run's resend between them
+    shows the sender doing more than that repeat."""
+    c = x.conv
+    lo = int(e["first_ev"][s]) + 1
+    ev = np.arange(lo, start)
+    ev = ev[(c.kind[ev] == REQUEST) & ((c.flags[ev] & cn.RESENT) > 0)]
+    ev = ev[c.ext[ev] < e["last_sent_first"][s]]
+    if not len(ev):
+        return False
+    a, b = np.searchsorted(naks, [np.searchsorted(c.conv, e["conv"][s]), start])
+    asked = naks[a:b]
+    # between a split and an answer: few resends
+    return any(not (c.ext[asked[asked < r]] == c.ext[r]).any() for r in ev.tolist())
+
+
+def _clean_answers(x: Context, e: np.ndarray, resent: np.ndarray) -> np.ndarray:
+    """Episodes that can only be their NAK's answer: at exactly its PSN (after new data or
+    going back), the only resend of that PSN since the NAK (events `resent`), sooner than
+    the shortest ACK timer after the request before it, with no run they may continue and
+    the NAK not there before the run they cut began."""
+    c = x.conv
+    t0 = c.ts[e["first_ev"]]
+    clean = (e["nak_ev"] >= 0) & (e["nak_kind"] == NAK) & (e["start_ext"] == e["nak_ext"])
+    clean &= np.isin(e["start_kind"], (cn.START_FIRST, cn.START_RESTART))
+    clean &= (e["alt_of"] == -1) & (e["nak_early"] == 0) & (e["orig_ev"] >= 0)
+    clean &= t0 - _ts(c, e["prev_req_ev"]) < MIN_ACK_TIMEOUT_NS - x.tol.slack_ns
+    for k in np.flatnonzero(clean).tolist():  # between a NAK and its answer: few resends
+        a, b = np.searchsorted(resent, [e["nak_ev"][k] + 1, e["first_ev"][k]])
+        if (c.ext[resent[a:b]] == e["start_ext"][k]).any():
+            clean[k] = False  # another resend of that PSN since the NAK may answer it
+    return clean
+
+
+@dataclass
+class _OlderRestarts:
+    """Restarts that may answer only NAKs older than a split's (_restart_of_older_naks)."""
+
+    x: Context
+    e: np.ndarray
+    cand: np.ndarray  # restarts with a NAK, no timer's silence, one run at most to resume
+    naks: np.ndarray  # NAK and RNR NAK events
+    nak_first: dict[int, int]  # per split: its NAK's message's first PSN
+    sends: np.ndarray  # per episode: SEND resends only (_sends_only)
+
+    @classmethod
+    def of(cls, x: Context, e: np.ndarray, splits: np.ndarray) -> _OlderRestarts:
+        c = x.conv
+        quiet = c.ts[e["first_ev"]] - _ts(c, e["prev_req_ev"])
+        cand = (quiet < MIN_ACK_TIMEOUT_NS - x.tol.slack_ns) & (e["nak_ev"] >= 0)
+        cand &= (e["start_kind"] == cn.START_RESTART) & (e["alt_of"] != -2) & (e["alt_lo"] < 0)
+        cand_ev = np.flatnonzero(cand)
+        cand_ev = cand_ev[np.argsort(e["first_ev"][cand_ev], kind="stable")]
+        firsts = _message_first(x, e["nak_ev"][splits])
+        return cls(
+            x, e, cand_ev, np.flatnonzero(np.isin(c.kind, (NAK, RNR_NAK))),
+            dict(zip(splits.tolist(), firsts.tolist(), strict=True)), _sends_only(x, e),
+        )  # fmt: skip
+
+    def first_after(self, s: int) -> int:
+        """The first event of a restart after split s whose every cause answers a NAK older
+        than s's, -1 none. A NIC goes back only for a NAK, a timer or a run it resumes: no
+        silence a timer needs; no NAK seen after s's before it (its NAK is older), and s's
+        NAK none of its (not of its PSN, nor inside the message it begins: a go-back-0);
+        where it may resume a cut run, the split that last cut that run comes after s (in
+        that reading that split answers its NAK, older too). Not on a conversation seen
+        reordering."""
+        x, e, c = self.x, self.e, self.x.conv
+        conv, nak = int(e["conv"][s]), int(e["nak_ev"][s])
+        if len(x.reorders) > conv and x.reorders[conv]:
+            return -1
+        at = int(np.searchsorted(e["first_ev"][self.cand], e["first_ev"][s], side="right"))
+        for r in self.cand[at:].tolist():  # restarts after the split, until a NAK comes
+            if e["conv"][r] != conv:
+                break
+            a, b = np.searchsorted(self.naks, [nak + 1, e["first_ev"][r]])
+            if b > a:
+                break  # a NAK after s's: it, or a later one, may be this restart's
+            if e["start_ext"][r] in (c.ext[nak], self.nak_first[s]):
+                continue
+            runs = [int(e["alt_of"][r])] if e["alt_of"][r] >= 0 else self._resumable(r)
+            if not all(self._cut_after(run, r, s) for run in runs):
+                continue
+            return int(e["first_ev"][r])
+        return -1
+
+    def _resumable(self, r: int) -> list[int]:
+        """The runs restart r may resume as _resumes_no_run reads them: cut since the last
+        new data, stopped at or below its PSN, with no SEND resend since."""
+        e, index = self.e, np.arange(len(self.e))
+        same = (e["conv"] == e["conv"][r]) & (index < r)
+        runs = same & (e["sent_hi"] == e["sent_hi"][r]) & (e["cursor"] <= e["start_ext"][r])
+        return [k for k in np.flatnonzero(runs).tolist() if not (same & self.sends)[k + 1 :].any()]
+
+    def _cut_after(self, run: int, r: int, s: int) -> bool:
+        """Did the split that last cut `run` before restart r come after split s?"""
+        e = self.e
+        asked = (e["start_kind"] == cn.START_ASKED) & (e["cut_of"] == run)
+        cut = np.flatnonzero(asked & (e["first_ev"] < e["first_ev"][r]))
+        return bool(len(cut)) and bool(e["first_ev"][cut].max() > e["first_ev"][s])
 
 
 def _split_for_timing(x: Context, e: np.ndarray) -> np.ndarray:
