@@ -831,11 +831,13 @@ def _slow_answers(
     reach = since + x.tol.slack_ns + lag  # a timer no longer than this may have fired
     maybe_timer = slow & (reach >= timer)
     repeat = maybe_timer & _no_timer_shape(x, e, trigger)
-    certainty[maybe_timer & (rnr_on_time | repeat) & (certainty == CERTAIN)] = LIKELY
-    certainty[maybe_timer & ~rnr_on_time & ~repeat] = UNCERTAIN
+    had_nak = maybe_timer & _restart_needs_nak(x, e, trigger)
+    answered = rnr_on_time | repeat | had_nak
+    certainty[maybe_timer & answered & (certainty == CERTAIN)] = LIKELY
+    certainty[maybe_timer & ~answered] = UNCERTAIN
     x.seen["lo_margin"] = timer_margin(reach[slow], timer)
     x.seen["timer_margin"] = NO_MARGIN
-    _timer_not_nak(x, e, maybe_timer, wait, timers.timer_ns, trigger, certainty)
+    _timer_not_nak(x, e, maybe_timer & ~had_nak, wait, timers.timer_ns, trigger, certainty)
 
 
 def _no_timer_shape(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
@@ -852,6 +854,37 @@ def _no_timer_shape(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarra
     out &= (e["near_split"] == 0) & (e["taken_split"] < 0) & (e["cut_by_split"] == 0)
     out &= ~x.split_open & ~_among(len(e), x.near) & (e["alt_of"] == -1)
     return out & ~cn.late_copy(c) & ~cn.copy_of_earlier_run(c)
+
+
+def _restart_needs_nak(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
+    """Slow NAK answers that only a sender holding that NAK sends: a SEND's run from the
+    NAKed PSN itself, above every PSN an ACK or response the capture saw before it
+    acknowledged (plus one), with no other NAK of that PSN or beyond. An ACK timer's restart
+    goes back to the first PSN the sender knows unacknowledged, and only this NAK told it
+    the PSNs below its own arrived (the sender has no acknowledgement the capture point did
+    not see: every response to it passes there), so the timer reading needs the NAK to have
+    reached the sender after all. Holding it, the NIC answers it; a timer could only have
+    fired had that answer been lost on the way, whole: a go-back-N from the NAKed PSN to
+    the newest PSN sent (a SEND's, whatever the NIC's policy), where the capture point loses
+    requests at all, two or more in a row and more than the path loses anywhere else. Where
+    no resend may be another episode's (as for _no_timer_shape), that leaves the NAK."""
+    c = x.conv
+    out = (trigger == "nak") & (e["nak_kind"] == NAK) & (e["start_ext"] == e["nak_ext"])
+    out &= _op_class(e["start_opcode"]) == "send"
+    out &= e["start_ext"] > _acked_by_responses(c, e) + 1
+    out &= (e["near_split"] == 0) & (e["taken_split"] < 0) & (e["cut_by_split"] == 0)
+    out &= ~x.split_open & ~_among(len(e), x.near) & (e["alt_of"] == -1)
+    out &= ~cn.late_copy(c) & ~cn.copy_of_earlier_run(c)
+    lost = e["sent_hi"] - e["nak_ext"] + 1  # a go-back-N answer lost whole
+    longest = _longest_loss(c)[e["conv"]]
+    out &= ~x.losses_upstream[e["conv"]] | ((lost >= 2) & (lost > longest))
+    naks, _ = _responses_of(c)
+    for k in np.flatnonzero(out).tolist():  # slow answers are few
+        conv, first = int(e["conv"][k]), int(e["first_ev"][k])
+        lo, hi = np.searchsorted(naks, [int(np.searchsorted(c.conv, conv)), first])
+        other = naks[lo:hi][naks[lo:hi] != e["nak_ev"][k]]
+        out[k] = not (c.ext[other] >= e["nak_ext"][k]).any()
+    return out
 
 
 def _timer_not_nak(
