@@ -206,7 +206,8 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # the NAK's selective answer, another episode (a NIC answers a NAK inside a run)
     skipped = np.flatnonzero((trigger == "timeout") & (e["skips"] > 0))
     asked = _near_naks(c, e, _among(len(e), skipped))
-    certainty[[k for k in skipped.tolist() if asked.get(k, True)]] = UNCERTAIN  # RNR: absent
+    unanswered = _unanswered_naks(e, certainty, asked)
+    certainty[[k for k in skipped.tolist() if unanswered.get(k, True)]] = UNCERTAIN  # RNR
     x.seen["timer_ns"] = _timeout_silence(x, e, trigger, certainty)
     if slow.any():
         _slow_answers(x, e, slow, cause, wait, trigger, certainty, rnr_on_time)
@@ -225,6 +226,19 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     certainty[_after_reordering(x, e)] = UNCERTAIN  # last: whatever the rules above read
     certainty[_original_open(x, e)] = UNCERTAIN
     return trigger, certainty
+
+
+def _unanswered_naks(
+    e: np.ndarray, certainty: np.ndarray, asked: dict[int, list[int]]
+) -> dict[int, list[int]]:
+    """Per episode of `asked` (the NAK events of PSNs it resent after its first), those no
+    earlier episode took as its certain trigger: a NIC answers a NAK once, so a NAK an
+    earlier run surely answered is no cause of a resend in this one."""
+    taken = {int(n): j for j, n in enumerate(e["nak_ev"].tolist()) if n >= 0}
+    return {
+        k: [n for n in naks if not (taken.get(n, k) < k and certainty[taken[n]] == CERTAIN)]
+        for k, naks in asked.items()
+    }
 
 
 def _original_open(x: Context, e: np.ndarray) -> np.ndarray:
@@ -846,11 +860,16 @@ def _no_timer_shape(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarra
     skip, the capture point loses no requests on the way and no resend may be another
     episode's. An ACK timer's restart goes back N from the first unacknowledged PSN on
     whatever the NIC's policy (selective repeat answers NAKs only), so it would have
-    resent the PSNs the skip passed over; only the NAK explains the skip."""
+    resent the PSNs the skip passed over; only the NAK explains the skip. Where the capture
+    point loses requests, those resends may have been lost on the way: not when that is
+    more in a row than the path loses anywhere else, two or more (as for the mode)."""
     c = x.conv
     out = (trigger == "nak") & (e["nak_kind"] == NAK) & (e["start_ext"] == e["nak_ext"])
     out &= (e["n_resent"] == 2) & (e["tail_skips"] > 0) & (e["unasked"] == 0)
-    out &= (e["ack_skips"] == 0) & ~x.losses_upstream[e["conv"]]
+    # where the capture point loses requests, the timer's go-back-N would have lost every
+    # PSN the skip passed over: more in a row than the path loses anywhere else, two or more
+    burst = (e["skipped"] >= 2) & (e["skipped"] > _longest_loss(c)[e["conv"]])
+    out &= (e["ack_skips"] == 0) & (~x.losses_upstream[e["conv"]] | burst)
     out &= (e["near_split"] == 0) & (e["taken_split"] < 0) & (e["cut_by_split"] == 0)
     out &= ~x.split_open & ~_among(len(e), x.near) & (e["alt_of"] == -1)
     return out & ~cn.late_copy(c) & ~cn.copy_of_earlier_run(c)
@@ -1359,6 +1378,11 @@ def _modes(
     burst = tail_skip & ~overtaken & (certainty != CERTAIN) & (e["skipped"] >= 2)
     certainty[burst & (e["skipped"] > _longest_loss(x.conv)[e["conv"]])] = LIKELY
     hidden_any = _hidden_first(x, e, trigger, gb0)
+    # a timer's restart whose message begins at or above the first PSN not acknowledged: a
+    # go-back-0 would begin where its go-back-N does, so it is no restart inside a message
+    same_start = (trigger == "timeout") & (hidden_any > 0)
+    same_start &= _more_lost_than_go_back_n(e, trigger, hidden_any) <= 0
+    hidden_any = np.where(same_start, 0, hidden_any)
     hidden = np.where(middle > 0, hidden_any, 0)
     certainty[hidden != 0] = UNCERTAIN
     host = _hosts(x, e)
@@ -1385,8 +1409,12 @@ def _modes(
     sends_only = _sends_only(x, e, reached=True)
     cut_run = sends_only & (middle == 0) & (e["skips"] == 0)
     cut_run &= e["end_ext"] < e["last_sent_first"]
+    # a SEND's first resend, then a skip to the newest, where the capture point loses
+    # requests: no NIC repeats a SEND selectively, and a go-back-N that lost the PSNs the
+    # skip passed over on the way sends the same (the policy, as for what both resend)
+    send_skip = tail_skip & ~overtaken & upstream & _sends_only(x, e)
     either = (same_packets | cut_short | cut_run | below_ack | (tail_skip & overtaken)) & ~gb0
-    either &= certainty != CERTAIN
+    either = (either | send_skip) & (certainty != CERTAIN)
     # an episode of open cause shows no policy for a cause (a run held by a pause, say), nor
     # does a held run's second part (its PSNs are the run's, below)
     held = x.held_of >= 0 if len(x.held_of) == len(e) else np.zeros(len(e), bool)
