@@ -972,6 +972,37 @@ def test_timer_run_through_a_nak_an_earlier_run_answered(tmp_path: Path) -> None
     assert (timer["mode_certainty"] != "uncertain").all()
 
 
+def test_slow_send_answer_beside_a_lower_nak_stays_open(tmp_path: Path) -> None:
+    """A selective-repeat NIC's SENDs seen at the receiver on a microsecond clock, two
+    requesters on a path that reorders and loses requests (a wide mix): a go-back-N from a
+    NAKed PSN lost its first resend on the way, so the run seen begins at the next PSN,
+    which a later NAK asked for, longer after that NAK than the shortest ACK timer. The
+    run may answer the lower NAK (its first resends lost) as well as its own PSN's: the
+    rule that a slow SEND answer above every ACK had its NAK does not name that NAK."""
+    mix: dict[str, Any] = {
+        "ops": ("send",),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 6,
+        "message_size": 8192,
+        "start_psn": 100,
+        "losses": (Loss(every=56), Loss(rate=0.036600532278110644)),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 16,
+        "timeout": 10,
+        "link_delay_ns": 2000,
+        "reorder_rate": 0.024239914936134657,
+        "requesters": 2,
+        "responders": 1,
+        "ip_version": 6,
+    }
+    a, truth = analyzed(tmp_path, "clean", 620, "us", **mix)
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+
+
 def test_slow_selective_repeat_over_a_loss_burst_keeps_its_nak(tmp_path: Path) -> None:
     """A selective-repeat NIC at 25 Gb/s seen at the receiver, its requests lost before it
     now and then (a hard case): a READ request's NAK is answered longer after it than the

@@ -878,8 +878,10 @@ def _no_timer_shape(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarra
 def _restart_needs_nak(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
     """Slow NAK answers that only a sender holding that NAK sends: a SEND's run from the
     NAKed PSN itself, above every PSN an ACK or response the capture saw before it
-    acknowledged (plus one), with no other NAK of that PSN or beyond. An ACK timer's restart
-    goes back to the first PSN the sender knows unacknowledged, and only this NAK told it
+    acknowledged (plus one), with no other NAK above those PSNs (one below the NAKed PSN may
+    be the run's cause, its first resends lost; one at or beyond it tells the sender the
+    same). An ACK timer's restart goes back to the first PSN the sender knows
+    unacknowledged, and only this NAK told it
     the PSNs below its own arrived (the sender has no acknowledgement the capture point did
     not see: every response to it passes there), so the timer reading needs the NAK to have
     reached the sender after all. Holding it, the NIC answers it; a timer could only have
@@ -890,7 +892,8 @@ def _restart_needs_nak(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.nda
     c = x.conv
     out = (trigger == "nak") & (e["nak_kind"] == NAK) & (e["start_ext"] == e["nak_ext"])
     out &= _op_class(e["start_opcode"]) == "send"
-    out &= e["start_ext"] > _acked_by_responses(c, e) + 1
+    acked = _acked_by_responses(c, e)
+    out &= e["start_ext"] > acked + 1
     out &= (e["near_split"] == 0) & (e["taken_split"] < 0) & (e["cut_by_split"] == 0)
     out &= ~x.split_open & ~_among(len(e), x.near) & (e["alt_of"] == -1)
     out &= ~cn.late_copy(c) & ~cn.copy_of_earlier_run(c)
@@ -902,7 +905,7 @@ def _restart_needs_nak(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.nda
         conv, first = int(e["conv"][k]), int(e["first_ev"][k])
         lo, hi = np.searchsorted(naks, [int(np.searchsorted(c.conv, conv)), first])
         other = naks[lo:hi][naks[lo:hi] != e["nak_ev"][k]]
-        out[k] = not (c.ext[other] >= e["nak_ext"][k]).any()
+        out[k] = not (c.ext[other] > acked[k]).any()
     return out
 
 
