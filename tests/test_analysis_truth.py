@@ -999,6 +999,132 @@ def test_slow_lone_repeat_on_a_nic_that_repeats_selectively_answers_its_nak(
     assert (slow["mode"].iloc[0], slow["mode_certainty"].iloc[0]) == ("selective-repeat", "likely")
 
 
+def test_read_asked_again_higher_after_an_earlier_reissue(tmp_path: Path) -> None:
+    """A go-back-N NIC's READs seen at the sender at 25 Gb/s (a hard case): the requester
+    re-issued a READ from a missing response, had that PSN and the next again, and its ACK
+    timer then asked for the READ's last PSN a millisecond later. The highest response
+    seen (another READ's last) came before the response the earlier re-issue answered: it
+    reached the requester before that re-issue left, so it shows nothing missing above
+    the re-issue's first PSN; no response after it did. A timer, certain, not a slow
+    re-issue."""
+    mix, seed = HARD_CASES[5]
+    a, truth = analyzed(tmp_path, "clean", seed, **dict(mix, link_speed_bps=LINKS["25G"]))
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false, g.uncertain) == ([], [], [], 0)
+    eps = a.retransmissions.sort_values("first_frame")
+    last = eps.iloc[-1]
+    assert (last["trigger"], last["trigger_certainty"]) == ("timeout", "certain")
+    assert (eps.iloc[:-1]["trigger"] == "read_reissue").all()
+
+
+@pytest.mark.parametrize("case", [33, 36])
+def test_slow_send_answer_above_every_ack_had_its_nak(tmp_path: Path, case: int) -> None:
+    """Two QPs at 25 Gb/s, seen at a mirror and at the receiver (hard cases): a SEND's NAK
+    is answered behind the other QP's messages, longer after it than the shortest ACK
+    timer. The run begins at the NAKed PSN itself, above every PSN an ACK acknowledged: a
+    timer's restart would begin at the first PSN the sender knew unacknowledged, and only
+    that NAK told it the PSNs below had arrived, so the sender had the NAK; a timer could
+    then only have fired had the whole go-back-N answer been lost, more in a row than the
+    path loses. The NAK's answer, likely."""
+    mix, seed = HARD_CASES[case]
+    a, truth = analyzed(tmp_path, "clean", seed, **dict(mix, link_speed_bps=LINKS["25G"]))
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps = a.retransmissions
+    slow = eps[(eps["nak_latency_ns"] >= 8192) & (eps["start_psn"] == eps["nak_psn"])]
+    assert len(slow) == 1
+    assert (slow["trigger"].iloc[0], slow["trigger_certainty"].iloc[0]) == ("nak", "likely")
+    assert slow["mode"].iloc[0] == "go-back-n"
+    assert slow["mode_certainty"].iloc[0] != "uncertain"
+
+
+def test_send_skip_to_the_newest_where_requests_are_lost_goes_back_n(tmp_path: Path) -> None:
+    """A selective-repeat NIC's SENDs at 25 Gb/s, seen at the receiver, its requests lost
+    before it now and then (a hard case): a NAK of a SEND's middle PSN is answered by that
+    PSN and then, the PSN between lost on the way, the newest. No NIC repeats a SEND
+    selectively (selective repeat covers RDMA READ and WRITE only): a go-back-N that lost
+    the PSN between, likely, not a selective repeat."""
+    mix, seed = HARD_CASES[41]
+    a, truth = analyzed(tmp_path, "clean", seed, **dict(mix, link_speed_bps=LINKS["25G"]))
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false, g.uncertain) == ([], [], [], 0)
+    eps = a.retransmissions
+    skip = eps[(eps["packets"] == 2) & (eps["start_psn"] == eps["nak_psn"])]
+    gap = skip["last_psn"].astype("int64") - skip["start_psn"].astype("int64")
+    skip = skip[gap % (1 << 24) == 2]
+    assert len(skip) == 1
+    assert (skip["mode"].iloc[0], skip["mode_certainty"].iloc[0]) == ("go-back-n", "likely")
+
+
+def test_timer_run_through_a_nak_an_earlier_run_answered(tmp_path: Path) -> None:
+    """A go-back-0 NIC at 25 Gb/s seen at the receiver (a hard case): its ACK timer fires a
+    millisecond after a NAK that an earlier go-back-0 answered, and the timer's run, its
+    first resend (the message's first PSN, where the first PSN not acknowledged is) lost
+    on the way, goes through that NAK's PSN and skips a PSN lost again. A NIC answers a NAK
+    once: the resend of that PSN is no answer of it, so the timer's trigger stands. And
+    where the first PSN not acknowledged begins its message, a go-back-0 and a go-back-N
+    restart at the same PSN: no restart inside a message, the run's go-back-N stands."""
+    mix, seed = HARD_CASES[39]
+    a, truth = analyzed(tmp_path, "clean", seed, **dict(mix, link_speed_bps=LINKS["25G"]))
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false, g.uncertain) == ([], [], [], 0)
+    eps = a.retransmissions
+    timer = eps[eps["trigger"] == "timeout"]
+    assert len(timer) == 2
+    assert (timer["trigger_certainty"] != "uncertain").all()
+    assert (timer["mode"] == "go-back-n").all()
+    assert (timer["mode_certainty"] != "uncertain").all()
+
+
+def test_slow_send_answer_beside_a_lower_nak_stays_open(tmp_path: Path) -> None:
+    """A selective-repeat NIC's SENDs seen at the receiver on a microsecond clock, two
+    requesters on a path that reorders and loses requests (a wide mix): a go-back-N from a
+    NAKed PSN lost its first resend on the way, so the run seen begins at the next PSN,
+    which a later NAK asked for, longer after that NAK than the shortest ACK timer. The
+    run may answer the lower NAK (its first resends lost) as well as its own PSN's: the
+    rule that a slow SEND answer above every ACK had its NAK does not name that NAK."""
+    mix: dict[str, Any] = {
+        "ops": ("send",),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 6,
+        "message_size": 8192,
+        "start_psn": 100,
+        "losses": (Loss(every=56), Loss(rate=0.036600532278110644)),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 16,
+        "timeout": 10,
+        "link_delay_ns": 2000,
+        "reorder_rate": 0.024239914936134657,
+        "requesters": 2,
+        "responders": 1,
+        "ip_version": 6,
+    }
+    a, truth = analyzed(tmp_path, "clean", 620, "us", **mix)
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+
+
+def test_slow_selective_repeat_over_a_loss_burst_keeps_its_nak(tmp_path: Path) -> None:
+    """A selective-repeat NIC at 25 Gb/s seen at the receiver, its requests lost before it
+    now and then (a hard case): a READ request's NAK is answered longer after it than the
+    shortest ACK timer by the READ and a skip to the newest PSN sent. An ACK timer's
+    restart goes back N, so it would have resent every PSN the skip passed over, and lost
+    them all on the way: more in a row than the path loses anywhere else. The NAK's
+    selective repeat, likely."""
+    mix, seed = HARD_CASES[28]
+    a, truth = analyzed(tmp_path, "clean", seed, **dict(mix, link_speed_bps=LINKS["25G"]))
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps = a.retransmissions
+    slow = eps[(eps["nak_latency_ns"] >= 8192) & (eps["start_psn"] == eps["nak_psn"])]
+    assert len(slow) == 1
+    assert (slow["trigger"].iloc[0], slow["trigger_certainty"].iloc[0]) == ("nak", "likely")
+    assert (slow["mode"].iloc[0], slow["mode_certainty"].iloc[0]) == ("selective-repeat", "likely")
+
+
 # Measured share of uncertain episodes on the hard cases: ns 15 of 402 (3.7%), us 7.5%, jitter50
 # 3.7%, 25G 27 of 336 (8.0%), 400G 15 of 421 (3.6%) (a run keeps its mode beside a split of the
 # newest PSN it resumed with; an RNR retry is on time within twice the slack; on a NIC that shows a

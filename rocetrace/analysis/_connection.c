@@ -489,6 +489,22 @@ static Episode *new_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_
     return &m->eps.at[m->eps.n - 1];
 }
 
+/* A READ asked again from PSN e after an earlier re-issue P of the same READ asked from
+ * below e for a response that revealed its gap: the requester had P's first PSN again
+ * only after it sent P, so what made it ask for e was a response that reached it after
+ * that; a response recorded no later than P's own revealing one reached it before P was
+ * sent (responses keep their order on the path) and reveals nothing about e. Left with
+ * no response cause: the timer's re-issue, or one the capture did not show. */
+static void drop_stale_reveal(Episode *E, const Episode *P)
+{
+    int revealed = P->read_ev == E->read_ev && P->nak_ev < 0 && P->resp_hi_ev >= 0 &&
+                   P->resp_hi > P->start_ext;
+    if (revealed && P->start_ext < E->start_ext && E->resp_hi_ev <= P->resp_hi_ev) {
+        E->resp_hi = NONE;
+        E->resp_hi_ev = -1;
+    }
+}
+
 static void take_nak(Machine *m, Episode *E, Py_ssize_t k)
 {
     Nak *nk = &m->naks.at[k];
@@ -654,6 +670,8 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
     E->read_resp_hi = NONE;
     if (rd && rd->ev >= 0) {
         E->read_ev = rd->ev;
+        if (rd->reissue_ep >= 0)
+            drop_stale_reveal(E, &m->eps.at[rd->reissue_ep]);
         E->read_resp_hi = rd->resp_hi;
         E->read_naked = nak_within(m, c, rd->first, e);
         rd->reissue_ep = m->eps.n - 1;

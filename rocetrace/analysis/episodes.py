@@ -206,7 +206,8 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # the NAK's selective answer, another episode (a NIC answers a NAK inside a run)
     skipped = np.flatnonzero((trigger == "timeout") & (e["skips"] > 0))
     asked = _near_naks(c, e, _among(len(e), skipped))
-    certainty[[k for k in skipped.tolist() if asked.get(k, True)]] = UNCERTAIN  # RNR: absent
+    unanswered = _unanswered_naks(e, certainty, asked)
+    certainty[[k for k in skipped.tolist() if unanswered.get(k, True)]] = UNCERTAIN  # RNR
     x.seen["timer_ns"] = _timeout_silence(x, e, trigger, certainty)
     if slow.any():
         _slow_answers(x, e, slow, cause, wait, trigger, certainty, rnr_on_time)
@@ -225,6 +226,19 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     certainty[_after_reordering(x, e)] = UNCERTAIN  # last: whatever the rules above read
     certainty[_original_open(x, e)] = UNCERTAIN
     return trigger, certainty
+
+
+def _unanswered_naks(
+    e: np.ndarray, certainty: np.ndarray, asked: dict[int, list[int]]
+) -> dict[int, list[int]]:
+    """Per episode of `asked` (the NAK events of PSNs it resent after its first), those no
+    earlier episode took as its certain trigger: a NIC answers a NAK once, so a NAK an
+    earlier run surely answered is no cause of a resend in this one."""
+    taken = {int(n): j for j, n in enumerate(e["nak_ev"].tolist()) if n >= 0}
+    return {
+        k: [n for n in naks if not (taken.get(n, k) < k and certainty[taken[n]] == CERTAIN)]
+        for k, naks in asked.items()
+    }
 
 
 def _original_open(x: Context, e: np.ndarray) -> np.ndarray:
@@ -972,11 +986,13 @@ def _slow_answers(
     reach = since + x.tol.slack_ns + lag  # a timer no longer than this may have fired
     maybe_timer = slow & (reach >= timer)
     repeat = maybe_timer & (_no_timer_shape(x, e, trigger) | _lone_repeat_shape(x, e, trigger))
-    certainty[maybe_timer & (rnr_on_time | repeat) & (certainty == CERTAIN)] = LIKELY
-    certainty[maybe_timer & ~rnr_on_time & ~repeat] = UNCERTAIN
+    had_nak = maybe_timer & _restart_needs_nak(x, e, trigger)
+    answered = rnr_on_time | repeat | had_nak
+    certainty[maybe_timer & answered & (certainty == CERTAIN)] = LIKELY
+    certainty[maybe_timer & ~answered] = UNCERTAIN
     x.seen["lo_margin"] = timer_margin(reach[slow], timer)
     x.seen["timer_margin"] = NO_MARGIN
-    _timer_not_nak(x, e, maybe_timer, wait, timers.timer_ns, trigger, certainty)
+    _timer_not_nak(x, e, maybe_timer & ~had_nak, wait, timers.timer_ns, trigger, certainty)
 
 
 def _no_timer_shape(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
@@ -985,11 +1001,16 @@ def _no_timer_shape(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarra
     skip, the capture point loses no requests on the way and no resend may be another
     episode's. An ACK timer's restart goes back N from the first unacknowledged PSN on
     whatever the NIC's policy (selective repeat answers NAKs only), so it would have
-    resent the PSNs the skip passed over; only the NAK explains the skip."""
+    resent the PSNs the skip passed over; only the NAK explains the skip. Where the capture
+    point loses requests, those resends may have been lost on the way: not when that is
+    more in a row than the path loses anywhere else, two or more (as for the mode)."""
     c = x.conv
     out = (trigger == "nak") & (e["nak_kind"] == NAK) & (e["start_ext"] == e["nak_ext"])
     out &= (e["n_resent"] == 2) & (e["tail_skips"] > 0) & (e["unasked"] == 0)
-    out &= (e["ack_skips"] == 0) & ~x.losses_upstream[e["conv"]]
+    # where the capture point loses requests, the timer's go-back-N would have lost every
+    # PSN the skip passed over: more in a row than the path loses anywhere else, two or more
+    burst = (e["skipped"] >= 2) & (e["skipped"] > _longest_loss(c)[e["conv"]])
+    out &= (e["ack_skips"] == 0) & (~x.losses_upstream[e["conv"]] | burst)
     out &= (e["near_split"] == 0) & (e["taken_split"] < 0) & (e["cut_by_split"] == 0)
     out &= ~x.split_open & ~_among(len(e), x.near) & (e["alt_of"] == -1)
     return out & ~cn.late_copy(c) & ~cn.copy_of_earlier_run(c)
@@ -1012,6 +1033,40 @@ def _lone_repeat_shape(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.nda
     out &= ~cn.late_copy(x.conv) & ~cn.copy_of_earlier_run(x.conv)
     lost = _lone_resend_run_lost(x, e, out)
     return out & (lost >= 2) & (lost > _longest_loss(x.conv)[e["conv"]])
+
+
+def _restart_needs_nak(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
+    """Slow NAK answers that only a sender holding that NAK sends: a SEND's run from the
+    NAKed PSN itself, above every PSN an ACK or response the capture saw before it
+    acknowledged (plus one), with no other NAK above those PSNs (one below the NAKed PSN may
+    be the run's cause, its first resends lost; one at or beyond it tells the sender the
+    same). An ACK timer's restart goes back to the first PSN the sender knows
+    unacknowledged, and only this NAK told it
+    the PSNs below its own arrived (the sender has no acknowledgement the capture point did
+    not see: every response to it passes there), so the timer reading needs the NAK to have
+    reached the sender after all. Holding it, the NIC answers it; a timer could only have
+    fired had that answer been lost on the way, whole: a go-back-N from the NAKed PSN to
+    the newest PSN sent (a SEND's, whatever the NIC's policy), where the capture point loses
+    requests at all, two or more in a row and more than the path loses anywhere else. Where
+    no resend may be another episode's (as for _no_timer_shape), that leaves the NAK."""
+    c = x.conv
+    out = (trigger == "nak") & (e["nak_kind"] == NAK) & (e["start_ext"] == e["nak_ext"])
+    out &= _op_class(e["start_opcode"]) == "send"
+    acked = _acked_by_responses(c, e)
+    out &= e["start_ext"] > acked + 1
+    out &= (e["near_split"] == 0) & (e["taken_split"] < 0) & (e["cut_by_split"] == 0)
+    out &= ~x.split_open & ~_among(len(e), x.near) & (e["alt_of"] == -1)
+    out &= ~cn.late_copy(c) & ~cn.copy_of_earlier_run(c)
+    lost = e["sent_hi"] - e["nak_ext"] + 1  # a go-back-N answer lost whole
+    longest = _longest_loss(c)[e["conv"]]
+    out &= ~x.losses_upstream[e["conv"]] | ((lost >= 2) & (lost > longest))
+    naks, _ = _responses_of(c)
+    for k in np.flatnonzero(out).tolist():  # slow answers are few
+        conv, first = int(e["conv"][k]), int(e["first_ev"][k])
+        lo, hi = np.searchsorted(naks, [int(np.searchsorted(c.conv, conv)), first])
+        other = naks[lo:hi][naks[lo:hi] != e["nak_ev"][k]]
+        out[k] = not (c.ext[other] > acked[k]).any()
+    return out
 
 
 def _timer_not_nak(
@@ -1519,6 +1574,11 @@ def _modes(
     burst = tail_skip & ~overtaken & (certainty != CERTAIN) & (e["skipped"] >= 2)
     certainty[burst & (e["skipped"] > _longest_loss(x.conv)[e["conv"]])] = LIKELY
     hidden_any = _hidden_first(x, e, trigger, gb0)
+    # a timer's restart whose message begins at or above the first PSN not acknowledged: a
+    # go-back-0 would begin where its go-back-N does, so it is no restart inside a message
+    same_start = (trigger == "timeout") & (hidden_any > 0)
+    same_start &= _more_lost_than_go_back_n(e, trigger, hidden_any) <= 0
+    hidden_any = np.where(same_start, 0, hidden_any)
     hidden = np.where(middle > 0, hidden_any, 0)
     certainty[hidden != 0] = UNCERTAIN
     host = _hosts(x, e)
@@ -1545,8 +1605,12 @@ def _modes(
     sends_only = _sends_only(x, e, reached=True)
     cut_run = sends_only & (middle == 0) & (e["skips"] == 0)
     cut_run &= e["end_ext"] < e["last_sent_first"]
+    # a SEND's first resend, then a skip to the newest, where the capture point loses
+    # requests: no NIC repeats a SEND selectively, and a go-back-N that lost the PSNs the
+    # skip passed over on the way sends the same (the policy, as for what both resend)
+    send_skip = tail_skip & ~overtaken & upstream & _sends_only(x, e)
     either = (same_packets | cut_short | cut_run | below_ack | (tail_skip & overtaken)) & ~gb0
-    either &= certainty != CERTAIN
+    either = (either | send_skip) & (certainty != CERTAIN)
     # an episode of open cause shows no policy for a cause (a run held by a pause, say), nor
     # does a held run's second part (its PSNs are the run's, below)
     held = x.held_of >= 0 if len(x.held_of) == len(e) else np.zeros(len(e), bool)
