@@ -186,6 +186,8 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     for k, naks in x.claimed.items():  # a restart that took a split's NAK: those NAKs too
         if k in x.near or not two_ways[k]:
             x.near[k] = sorted({*x.near.get(k, []), *naks})
+    for k, naks in _repeat_tail_naks(c, e).items():  # a selective repeat's second resend
+        x.near[k] = sorted({*x.near.get(k, []), *naks})
     kept = _among(len(e), x.near) & (e["nak_kind"] == NAK)
     x.split_open = _resumed_after_split(x, e) == -1
     open_split = x.split_open | (two_ways & ~kept)
@@ -679,6 +681,30 @@ def _near_naks(c: cn.Conversations, e: np.ndarray, which: np.ndarray) -> dict[in
         naks = np.unique(np.concatenate(asked)) if asked else own[:0]
         if not (c.kind[naks] == RNR_NAK).any():
             out[int(k)] = naks.tolist()
+    return out
+
+
+def _repeat_tail_naks(c: cn.Conversations, e: np.ndarray) -> dict[int, list[int]]:
+    """Per run above its NAKed PSN (_above_nak) that begins at the newest PSN sent right
+    after a resend of another PSN (no request between) that a NAK (not an RNR NAK) asked
+    for before it: those NAK events. A selective repeat resends its NAKed PSN and then the
+    newest, so the run may be that NAK's repeat going on, not its own NAK's go-back-N whose
+    first resends were lost before the capture point (a READ asked again splits the two:
+    each READ of a run of re-issues is an episode). A NAK's answer either way: only which
+    NAK is open."""
+    out: dict[int, list[int]] = {}
+    prev = e["prev_req_ev"]
+    p = np.maximum(prev, 0)
+    ks = _above_nak(e) & (e["start_ext"] >= e["last_sent_first"]) & (prev >= 0)
+    ks &= ((c.flags[p] & cn.RESENT) > 0) & (c.ext[p] != e["start_ext"]) & (c.episode[p] >= 0)
+    if not ks.any():
+        return out
+    naks = np.flatnonzero(c.kind == NAK)
+    for k in np.flatnonzero(ks).tolist():  # such runs are few
+        before = naks[(naks < p[k]) & (c.conv[naks] == e["conv"][k])]
+        asked = before[c.ext[before] == c.ext[p[k]]]
+        if len(asked):
+            out[k] = asked.tolist()
     return out
 
 
