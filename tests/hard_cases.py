@@ -1650,3 +1650,86 @@ INTERLEAVED_READ_RUNS: tuple[dict[str, Any], int] = (
     },
     860,
 )
+
+# A selective-repeat NIC at a receiver, RNR NAKs and ACKs lost after it: an RNR retry's
+# go-back-N went through a NAK's PSN (that run took the NAK, in doubt), and an ACK up to a
+# READ reached the sender before it answered the NAK, so its go-back-N began at the READ.
+# Read as a READ re-issue (certain): the responses the capture saw were lost after it.
+REISSUE_OR_OVERTAKEN_NAK: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("write_imm", "read", "send"),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 3,
+        "messages": 5,
+        "message_size": 2048,
+        "start_psn": None,
+        "losses": (Loss(rate=0.04959159788917157, direction="response", kind="ack"),),
+        "max_packets": 3000,
+        "window": 8,
+        "ack_req_every": 0,
+        "timeout": 10,
+        "link_delay_ns": 500,
+        "rnr_naks": 3,
+        "capture_drop_rate": 0.005513283030903108,
+        "requesters": 2,
+        "responders": 1,
+        "ack_delay_ns": 0,
+    },
+    852,
+)
+
+# A selective-repeat NIC at a receiver (two requesters, microsecond clock): a WRITE's
+# go-back-N went on through a PSN a later NAK asked for, split off as that NAK's answer
+# (in doubt); the NAK's selective repeat (its PSN, then the newest) came after and was
+# read as the cut go-back-N resumed, whose mode (go-back-N, likely) it then took.
+RESUMED_AS_REPEAT: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send", "write"),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 4,
+        "message_size": 16384,
+        "start_psn": 100,
+        "losses": (Loss(rate=0.008012362218100685, direction="any", kind="any"),),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 16,
+        "timeout": 10,
+        "link_delay_ns": 500,
+        "requesters": 2,
+        "responders": 1,
+        "vlan": 100,
+    },
+    209,
+)
+
+# A go-back-0 NIC at its sender (25 Gb/s): one resend of a SEND's first PSN for a NAK of
+# it, cut by the next NAK's go-back-0. Both policies resend alike there; the NIC's policy
+# made it a go-back-0 (likely), which the analysis calls only a restart below the NAKed PSN.
+GO_BACK_0_AT_ITS_NAKED_FIRST: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send", "read"),
+        "recovery": "go-back-0",
+        "vantage": "sender",
+        "qps": 2,
+        "messages": 8,
+        "message_size": 4096,
+        "start_psn": None,
+        "losses": (
+            Loss(rate=0.009454690589248263, direction="any", kind="any"),
+            Loss(every=32),
+        ),
+        "max_packets": 3000,
+        "window": 8,
+        "ack_req_every": 0,
+        "timeout": 10,
+        "link_delay_ns": 2000,
+        "reorder_rate": 0.014210720025654159,
+        "rnr_naks": 3,
+        "capture_drop_rate": 0.005260746445132988,
+        "ip_version": 6,
+    },
+    99,
+)

@@ -17,12 +17,15 @@ import pytest
 from hard_cases import (
     BACK_TO_BACK_CASE,
     FIRST_BELOW_CASES,
+    GO_BACK_0_AT_ITS_NAKED_FIRST,
     HARD_CASES,
     INTERLEAVED_READ_RUNS,
     LATE_ORIGINAL_CASES,
     MESSAGE_START_BESIDE_FIRST_COPY,
     OPEN_CASES,
+    REISSUE_OR_OVERTAKEN_NAK,
     REORDER_CASES,
+    RESUMED_AS_REPEAT,
     SKIP_THEN_BACK_CASE,
 )
 from hypothesis import HealthCheck, given, settings
@@ -411,6 +414,49 @@ def test_read_at_the_next_psn_of_a_run_past_its_read_is_more_of_the_run(
     a, truth = analyzed(tmp_path, "clean", seed, "ns" if clock in LINKS else clock, **ov)
     g = grade(a, seen_at(truth))
     assert (g.wrong, g.missed, g.false) == ([], [], [])
+
+
+def _graded(tmp_path: Path, case: tuple[dict[str, Any], int], clock: str) -> Any:
+    """One pinned case on one clock or link: (analysis, grade)."""
+    mix, seed = case
+    ov = dict(mix, link_speed_bps=LINKS[clock]) if clock in LINKS else mix
+    a, truth = analyzed(tmp_path, "clean", seed, "ns" if clock in LINKS else clock, **ov)
+    return a, grade(a, seen_at(truth))
+
+
+@pytest.mark.parametrize("clock", ["ns", "us", "25G"])
+def test_read_asked_again_where_an_open_naks_go_back_n_lands(tmp_path: Path, clock: str) -> None:
+    """A READ asked again, where a NAK below it was taken by no episode whose trigger
+    stands and an ACK acknowledged everything from that NAK's PSN up to the READ: that
+    NAK's go-back-N, overtaken up to the READ, resends it first. A re-issue or that NAK's
+    answer: the trigger is open."""
+    _, g = _graded(tmp_path, REISSUE_OR_OVERTAKEN_NAK, clock)
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+
+
+@pytest.mark.parametrize("clock", ["us", "25G"])
+def test_run_that_may_be_two_with_both_policies_marks_has_an_open_mode(
+    tmp_path: Path, clock: str
+) -> None:
+    """A run that may be two episodes (a resend of it may answer a NAK of its own), whose
+    resends show a go-back-N's mark (a PSN no NAK asked for) and a selective repeat's (a
+    skip to the newest PSN sent): each of the two may show its own policy, so the run's
+    mode is open."""
+    _, g = _graded(tmp_path, RESUMED_AS_REPEAT, clock)
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+
+
+def test_go_back_0_nics_answer_at_its_naked_message_start_reads_go_back_n(
+    tmp_path: Path,
+) -> None:
+    """A go-back-0 NIC's answer at the PSN its NAK asked for, where that PSN begins a
+    message, resends what a go-back-N does: it reads as a go-back-N (a go-back-0 is a
+    restart below the NAKed PSN), whatever policy the NIC shows."""
+    a, g = _graded(tmp_path, GO_BACK_0_AT_ITS_NAKED_FIRST, "25G")
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps = a.retransmissions
+    at_own = (eps["trigger"] == "nak") & (eps["start_psn"] == eps["nak_psn"])
+    assert not (eps.loc[at_own, "mode"] == "go-back-0").any()
 
 
 def test_restart_back_into_a_skip_within_the_slack_is_open(tmp_path: Path) -> None:

@@ -224,9 +224,36 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             certainty[r] = UNCERTAIN
             certainty[e["taken_split"] == r] = UNCERTAIN
     _held_runs(x, e, trigger, certainty)
+    asked_again = (trigger == "read_reissue") & (certainty != UNCERTAIN)
+    certainty[_reissue_may_answer_open_nak(c, e, asked_again, certainty)] = UNCERTAIN
     certainty[_after_reordering(x, e)] = UNCERTAIN  # last: whatever the rules above read
     certainty[_original_open(x, e)] = UNCERTAIN
     return trigger, certainty
+
+
+def _reissue_may_answer_open_nak(
+    c: cn.Conversations, e: np.ndarray, which: np.ndarray, certainty: np.ndarray
+) -> np.ndarray:
+    """Per READ asked again (`which`): was a NAK or RNR NAK of a PSN below it seen since
+    the conversation's last new data, every PSN from there up to the READ acknowledged
+    before it was asked again, and that NAK taken by no episode whose trigger stands? That
+    NAK's go-back-N, overtaken by the acknowledgement up to the READ, resends the READ
+    first: a re-issue or that NAK's answer, the capture cannot tell."""
+    out = np.zeros(len(e), bool)
+    ks = np.flatnonzero(which & (e["acked"] >= e["start_ext"] - 1))
+    if not len(ks):
+        return out
+    naks = np.flatnonzero(np.isin(c.kind, (NAK, RNR_NAK)))
+    stands = e["nak_ev"][(certainty != UNCERTAIN) & (e["nak_ev"] >= 0)]
+    naks = naks[~np.isin(naks, stands)]
+    new = np.flatnonzero((c.flags & cn.NEW) != 0)
+    for k in ks.tolist():  # READs asked again with an acknowledgement up to them: few
+        first, conv = int(e["first_ev"][k]), int(e["conv"][k])
+        before = new[(new < first) & (c.conv[new] == conv)]
+        since = int(before[-1]) if len(before) else -1
+        open_naks = naks[(naks > since) & (naks < first) & (c.conv[naks] == conv)]
+        out[k] = bool((c.ext[open_naks] < e["start_ext"][k]).any())
+    return out
 
 
 def _original_open(x: Context, e: np.ndarray) -> np.ndarray:
@@ -1423,6 +1450,9 @@ def _modes(
     # needs an answer sooner than any the path shows)
     near = _among(len(e), x.near)
     certainty[(near | x.own_repeat) & (certainty == CERTAIN)] = LIKELY
+    # such a run whose resends show both policies' marks (a PSN no NAK asked for, and a
+    # skip to the newest PSN sent): read as two episodes, each may show its own policy
+    certainty[near & (e["unasked"] > 0) & (e["tail_skips"] > 0)] = UNCERTAIN
     # a run above its NAKed PSN (its first resends lost, _above_nak): a go-back-0 would have
     # begun at that PSN's message, which only a message begun at that PSN rules out
     above = _above_nak(e)
@@ -1481,6 +1511,12 @@ def _modes(
         mode[k] = mode[run]
         certainty[k] = LIKELY if certainty[run] == CERTAIN else certainty[run]
         certainty[k] = UNCERTAIN if trigger_certainty[k] == UNCERTAIN else certainty[k]
+    # a go-back-0 NIC's answer at its NAKed PSN where that PSN begins a message: it resends
+    # what a go-back-N does (a go-back-0 goes back only below its NAKed PSN, to the
+    # message's first), so it reads as a go-back-N, its certainty as weighed
+    at_own = (trigger == "nak") & (e["start_ext"] == e["nak_ext"])
+    at_own &= np.isin(e["start_pos"], (POS_FIRST, POS_ONLY))
+    mode[at_own & (mode == "go-back-0")] = "go-back-n"
     return mode, certainty, shows | gb0_shows
 
 
