@@ -1733,3 +1733,31 @@ GO_BACK_0_AT_ITS_NAKED_FIRST: tuple[dict[str, Any], int] = (
     },
     99,
 )
+
+# A go-back-0 NIC at a receiver, READ responses lost after it: a READ asked again came in
+# the middle of a NAK's go-back-0 run, and the run went on right after it from where it
+# stopped. Read as the READ re-issue's run skipping forward (read_reissue, certain, for
+# the go-back-0's resends), and, once a run past its READ went on at a READ, further still.
+REISSUE_INSIDE_A_RUN: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("read", "write_imm"),
+        "recovery": "go-back-0",
+        "vantage": "receiver",
+        "qps": 2,
+        "messages": 6,
+        "message_size": 16384,
+        "start_psn": None,
+        "losses": (
+            Loss(rate=0.020253158526814797, direction="response", kind="read_response"),
+            Loss(every=59),
+        ),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 0,
+        "timeout": 8,
+        "link_delay_ns": 500,
+        "capture_drop_rate": 0.0020882836415859448,
+        "ip_version": 6,
+    },
+    815,
+)

@@ -23,6 +23,7 @@ from hard_cases import (
     LATE_ORIGINAL_CASES,
     MESSAGE_START_BESIDE_FIRST_COPY,
     OPEN_CASES,
+    REISSUE_INSIDE_A_RUN,
     REISSUE_OR_OVERTAKEN_NAK,
     REORDER_CASES,
     RESUMED_AS_REPEAT,
@@ -443,6 +444,15 @@ def test_run_that_may_be_two_with_both_policies_marks_has_an_open_mode(
     skip to the newest PSN sent): each of the two may show its own policy, so the run's
     mode is open."""
     _, g = _graded(tmp_path, RESUMED_AS_REPEAT, clock)
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+
+
+@pytest.mark.parametrize("clock", ["ns", "25G"])
+def test_run_resumes_right_after_a_read_asked_again(tmp_path: Path, clock: str) -> None:
+    """A READ asked again alone in the middle of a go-back-0 run, the run going on right
+    after it from where it stopped: no run goes on from a re-issue (it asks for one READ's
+    responses), so the resend resumes the run it cut; the re-issue stays alone."""
+    _, g = _graded(tmp_path, REISSUE_INSIDE_A_RUN, clock)
     assert (g.wrong, g.missed, g.false) == ([], [], [])
 
 

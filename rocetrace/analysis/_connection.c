@@ -907,7 +907,14 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
     int64_t resume = e < E->cursor && asked && early ? run_to_resume(m, c, e, c->open, &oldest)
                                                      : -1;
     int64_t open_near = E->near_split; /* E may move when the episodes grow */
-    if (e < E->cursor || asked || reissue || timer) {
+    /* A READ asked again alone (a re-issue asks for one READ's responses; no run goes on
+     * from it) that cut a run: a resend skipping forward from it to exactly where that run
+     * would go on, sooner than any timer, resumes that run (resumes_cut). */
+    int after_reissue = !asked && !reissue && !timer && e > E->cursor && E->n_resent == 1 &&
+                        E->read_ev >= 0 && E->nak_ev < 0 &&
+                        is_read_request((int16_t)E->start_opcode) && c->cut >= 0 &&
+                        !c->new_data && resumes_cut(m, c, i, e);
+    if (e < E->cursor || asked || reissue || timer || after_reissue) {
         start_episode(m, c, i, e, end, orig,
                       e < E->cursor ? S_RESTART
                       : asked       ? S_ASKED
