@@ -1511,3 +1511,235 @@ BACK_TO_BACK_CASE: tuple[dict[str, Any], int] = (
     },
     198,
 )
+
+# Lone first copies of a PSN below the conversation's first request, no NAK before them:
+# the original overtaken by that request on a sprayed path (the truth), or a resend of an
+# original lost before the capture point, or sent before it saw the conversation, for a
+# cause it cannot show. Read as resends of unknown cause; which copy was the original is
+# open (`late_frames`). (scenario overrides, seed)
+FIRST_BELOW_CASES: list[tuple[dict[str, Any], int]] = [
+    # At a mirror, 1 us after the conversation's first request: a go-back-N NIC.
+    (
+        {
+            "ops": ("write",),
+            "recovery": "go-back-n",
+            "vantage": "mirror",
+            "qps": 3,
+            "messages": 6,
+            "message_size": 1024,
+            "start_psn": None,
+            "losses": (
+                Loss(rate=0.017500855500778834, direction="any", kind="any"),
+                Loss(every=32, before_mirror=True),
+            ),
+            "max_packets": 3000,
+            "window": 16,
+            "ack_req_every": 0,
+            "timeout": 6,
+            "link_delay_ns": 500,
+            "reorder_rate": 0.027704495118561732,
+            "capture_drop_rate": 0.004413534924241791,
+            "mtu": 4096,
+            "requesters": 2,
+            "responders": 2,
+        },
+        7,
+    ),
+    # At a receiver, a go-back-0 NIC behind PFC pauses.
+    (
+        {
+            "ops": ("send", "write", "send"),
+            "recovery": "go-back-0",
+            "vantage": "receiver",
+            "qps": 2,
+            "messages": 8,
+            "message_size": 2048,
+            "start_psn": None,
+            "losses": (Loss(every=33),),
+            "max_packets": 3000,
+            "window": 64,
+            "ack_req_every": 16,
+            "timeout": 8,
+            "link_delay_ns": 500,
+            "reorder_rate": 0.007686664481490053,
+            "pfc_on_loss": PfcOnLoss(),
+            "mtu": 512,
+            "ack_delay_ns": 2000,
+        },
+        28,
+    ),
+]
+
+# A selective-repeat NIC at a receiver, on a sprayed path with PFC pauses: an original
+# came late, alone, right after the NAK its skip drew (one microsecond tick) and was read
+# as that NAK's answer (likely); the NIC's answer came 55 us later, paused, a copy at the
+# first PSN of the message, and went on to a later NAK's PSN of that message: read as that
+# NAK's go-back-0 (uncertain), though it may as well answer its own PSN's NAK, were the
+# first copy late. Which copy was the original is open. Graded on the microsecond clock
+# where it was found, and at the generator's.
+MESSAGE_START_BESIDE_FIRST_COPY: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("write_imm", "write", "read"),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 2,
+        "messages": 8,
+        "message_size": 8192,
+        "start_psn": None,
+        "losses": (
+            Loss(rate=0.005309599160111027, before_mirror=True),
+            Loss(rate=0.025764897294308402, direction="any", kind="any"),
+        ),
+        "max_packets": 3000,
+        "window": 16,
+        "ack_req_every": 0,
+        "timeout": 8,
+        "link_delay_ns": 500,
+        "reorder_rate": 0.01509452270236561,
+        "pfc_on_loss": PfcOnLoss(),
+        "mtu": 512,
+        "ip_version": 6,
+    },
+    114,
+)
+
+# A selective-repeat NIC at a mirror that drops frames, READ responses lost after it, three
+# NAKs answered interleaved: a go-back-N for a SEND's NAK (through a READ), a selective
+# repeat of a READ's NAK (the READ, then the newest READ) between its resends, and a
+# go-back-N a later ACK overtook. The READ asked again a second time began a run of "READ
+# re-issues" that went on through the SEND and WRITE after it, and the go-back-N's READ at
+# that run's next PSN was read as a READ re-issue of its own (certain); the repeat's newest
+# READ, split off as a re-issue, as a later NAK's go-back-N whose first resends were lost
+# (likely); and at 25 Gb/s the overtaken go-back-N's skip to the newest, onto the PSN after
+# an ACK older than the newest the capture saw, as a selective repeat (certain).
+INTERLEAVED_READ_RUNS: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send", "write_imm", "read"),
+        "recovery": "selective-repeat",
+        "vantage": "mirror",
+        "qps": 1,
+        "messages": 6,
+        "message_size": 2048,
+        "start_psn": 0xFFFFF0,
+        "losses": (Loss(rate=0.04879717158932709, direction="response", kind="read_response"),),
+        "max_packets": 3000,
+        "window": 16,
+        "ack_req_every": 0,
+        "timeout": 10,
+        "link_delay_ns": 500,
+        "rnr_naks": 1,
+        "capture_drop_rate": 0.008007643664578262,
+    },
+    860,
+)
+
+# A selective-repeat NIC at a receiver, RNR NAKs and ACKs lost after it: an RNR retry's
+# go-back-N went through a NAK's PSN (that run took the NAK, in doubt), and an ACK up to a
+# READ reached the sender before it answered the NAK, so its go-back-N began at the READ.
+# Read as a READ re-issue (certain): the responses the capture saw were lost after it.
+REISSUE_OR_OVERTAKEN_NAK: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("write_imm", "read", "send"),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 3,
+        "messages": 5,
+        "message_size": 2048,
+        "start_psn": None,
+        "losses": (Loss(rate=0.04959159788917157, direction="response", kind="ack"),),
+        "max_packets": 3000,
+        "window": 8,
+        "ack_req_every": 0,
+        "timeout": 10,
+        "link_delay_ns": 500,
+        "rnr_naks": 3,
+        "capture_drop_rate": 0.005513283030903108,
+        "requesters": 2,
+        "responders": 1,
+        "ack_delay_ns": 0,
+    },
+    852,
+)
+
+# A selective-repeat NIC at a receiver (two requesters, microsecond clock): a WRITE's
+# go-back-N went on through a PSN a later NAK asked for, split off as that NAK's answer
+# (in doubt); the NAK's selective repeat (its PSN, then the newest) came after and was
+# read as the cut go-back-N resumed, whose mode (go-back-N, likely) it then took.
+RESUMED_AS_REPEAT: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send", "write"),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 4,
+        "message_size": 16384,
+        "start_psn": 100,
+        "losses": (Loss(rate=0.008012362218100685, direction="any", kind="any"),),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 16,
+        "timeout": 10,
+        "link_delay_ns": 500,
+        "requesters": 2,
+        "responders": 1,
+        "vlan": 100,
+    },
+    209,
+)
+
+# A go-back-0 NIC at its sender (25 Gb/s): one resend of a SEND's first PSN for a NAK of
+# it, cut by the next NAK's go-back-0. Both policies resend alike there; the NIC's policy
+# made it a go-back-0 (likely), which the analysis calls only a restart below the NAKed PSN.
+GO_BACK_0_AT_ITS_NAKED_FIRST: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send", "read"),
+        "recovery": "go-back-0",
+        "vantage": "sender",
+        "qps": 2,
+        "messages": 8,
+        "message_size": 4096,
+        "start_psn": None,
+        "losses": (
+            Loss(rate=0.009454690589248263, direction="any", kind="any"),
+            Loss(every=32),
+        ),
+        "max_packets": 3000,
+        "window": 8,
+        "ack_req_every": 0,
+        "timeout": 10,
+        "link_delay_ns": 2000,
+        "reorder_rate": 0.014210720025654159,
+        "rnr_naks": 3,
+        "capture_drop_rate": 0.005260746445132988,
+        "ip_version": 6,
+    },
+    99,
+)
+
+# A go-back-0 NIC at a receiver, READ responses lost after it: a READ asked again came in
+# the middle of a NAK's go-back-0 run, and the run went on right after it from where it
+# stopped. Read as the READ re-issue's run skipping forward (read_reissue, certain, for
+# the go-back-0's resends), and, once a run past its READ went on at a READ, further still.
+REISSUE_INSIDE_A_RUN: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("read", "write_imm"),
+        "recovery": "go-back-0",
+        "vantage": "receiver",
+        "qps": 2,
+        "messages": 6,
+        "message_size": 16384,
+        "start_psn": None,
+        "losses": (
+            Loss(rate=0.020253158526814797, direction="response", kind="read_response"),
+            Loss(every=59),
+        ),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 0,
+        "timeout": 8,
+        "link_delay_ns": 500,
+        "capture_drop_rate": 0.0020882836415859448,
+        "ip_version": 6,
+    },
+    815,
+)

@@ -16,10 +16,17 @@ import numpy as np
 import pytest
 from hard_cases import (
     BACK_TO_BACK_CASE,
+    FIRST_BELOW_CASES,
+    GO_BACK_0_AT_ITS_NAKED_FIRST,
     HARD_CASES,
+    INTERLEAVED_READ_RUNS,
     LATE_ORIGINAL_CASES,
+    MESSAGE_START_BESIDE_FIRST_COPY,
     OPEN_CASES,
+    REISSUE_INSIDE_A_RUN,
+    REISSUE_OR_OVERTAKEN_NAK,
     REORDER_CASES,
+    RESUMED_AS_REPEAT,
     SKIP_THEN_BACK_CASE,
 )
 from hypothesis import HealthCheck, given, settings
@@ -344,6 +351,114 @@ def test_back_to_back_copies_of_one_psn_leave_the_original_open(tmp_path: Path) 
     eps = a.retransmissions
     listed = eps[eps["late_frames"].map(len) > 0]
     assert len(listed) and (listed["trigger_certainty"] == "uncertain").all()
+
+
+@pytest.mark.parametrize("clock", ["ns", "us"])
+@pytest.mark.parametrize("case", range(len(FIRST_BELOW_CASES)))
+def test_lone_first_copy_below_the_conversations_first_is_left_open(
+    tmp_path: Path, case: int, clock: str
+) -> None:
+    """A lone first copy of a PSN below the conversation's first request, with no NAK:
+    the original, overtaken on a sprayed path, or a resend of one lost before the capture
+    point (or sent before it saw the conversation) for a cause it cannot show. Listed in
+    `late_frames`, its episode uncertain: no false resend, no confident wrong answer."""
+    mix, seed = FIRST_BELOW_CASES[case]
+    a, truth = analyzed(tmp_path, "clean", seed, clock, **mix)
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps = a.retransmissions
+    lone = eps[eps["late_frames"].map(len) > 0]
+    assert len(lone) and (lone["packets"] == 1).all()
+    assert (lone["trigger_certainty"] == "uncertain").all()
+    assert [[f] for f in lone["first_frame"]] == lone["late_frames"].tolist()
+
+
+@pytest.mark.parametrize("clock", ["ns", "us"])
+def test_message_start_copy_beside_a_first_copy_that_took_its_nak_is_open(
+    tmp_path: Path, clock: str
+) -> None:
+    """A lone first copy of a skipped PSN took its NAK (in the NAK's tick, on a microsecond
+    clock); a copy at the same PSN, its message's first, came long after and went on to a
+    later NAK's PSN of that message. Read as that NAK's go-back-0, it may as well answer its
+    own PSN's NAK, were the first copy the original, late: which copy was the original is
+    open, both listed in `late_frames` and both episodes uncertain."""
+    mix, seed = MESSAGE_START_BESIDE_FIRST_COPY
+    a, truth = analyzed(tmp_path, "clean", seed, clock, **mix)
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps = a.retransmissions
+    listed = eps[eps["late_frames"].map(len) > 0]
+    assert len(listed) >= 2 and (listed["trigger_certainty"] == "uncertain").all()
+
+
+@pytest.mark.parametrize("clock", ["ns", "us", "25G"])
+def test_read_at_the_next_psn_of_a_run_past_its_read_is_more_of_the_run(
+    tmp_path: Path, clock: str
+) -> None:
+    """Three NAKs answered interleaved, READ responses lost after the mirror. A run that
+    began with a READ asked again and went on through a SEND and a WRITE is no run of READ
+    re-issues: the READ at its next PSN is more of it, not a re-issue of its own. A resend
+    of the newest PSN right after a resend of a PSN a NAK asked for may be that NAK's
+    selective repeat going on: both NAKs listed. A skip onto the PSN after an ACK older
+    than the newest the capture saw is what a go-back-N the ACK overtook sends: no certain
+    selective repeat."""
+    mix, seed = INTERLEAVED_READ_RUNS
+    ov = dict(mix, link_speed_bps=LINKS[clock]) if clock in LINKS else mix
+    a, truth = analyzed(tmp_path, "clean", seed, "ns" if clock in LINKS else clock, **ov)
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+
+
+def _graded(tmp_path: Path, case: tuple[dict[str, Any], int], clock: str) -> Any:
+    """One pinned case on one clock or link: (analysis, grade)."""
+    mix, seed = case
+    ov = dict(mix, link_speed_bps=LINKS[clock]) if clock in LINKS else mix
+    a, truth = analyzed(tmp_path, "clean", seed, "ns" if clock in LINKS else clock, **ov)
+    return a, grade(a, seen_at(truth))
+
+
+@pytest.mark.parametrize("clock", ["ns", "us", "25G"])
+def test_read_asked_again_where_an_open_naks_go_back_n_lands(tmp_path: Path, clock: str) -> None:
+    """A READ asked again, where a NAK below it was taken by no episode whose trigger
+    stands and an ACK acknowledged everything from that NAK's PSN up to the READ: that
+    NAK's go-back-N, overtaken up to the READ, resends it first. A re-issue or that NAK's
+    answer: the trigger is open."""
+    _, g = _graded(tmp_path, REISSUE_OR_OVERTAKEN_NAK, clock)
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+
+
+@pytest.mark.parametrize("clock", ["us", "25G"])
+def test_run_that_may_be_two_with_both_policies_marks_has_an_open_mode(
+    tmp_path: Path, clock: str
+) -> None:
+    """A run that may be two episodes (a resend of it may answer a NAK of its own), whose
+    resends show a go-back-N's mark (a PSN no NAK asked for) and a selective repeat's (a
+    skip to the newest PSN sent): each of the two may show its own policy, so the run's
+    mode is open."""
+    _, g = _graded(tmp_path, RESUMED_AS_REPEAT, clock)
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+
+
+@pytest.mark.parametrize("clock", ["ns", "25G"])
+def test_run_resumes_right_after_a_read_asked_again(tmp_path: Path, clock: str) -> None:
+    """A READ asked again alone in the middle of a go-back-0 run, the run going on right
+    after it from where it stopped: no run goes on from a re-issue (it asks for one READ's
+    responses), so the resend resumes the run it cut; the re-issue stays alone."""
+    _, g = _graded(tmp_path, REISSUE_INSIDE_A_RUN, clock)
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+
+
+def test_go_back_0_nics_answer_at_its_naked_message_start_reads_go_back_n(
+    tmp_path: Path,
+) -> None:
+    """A go-back-0 NIC's answer at the PSN its NAK asked for, where that PSN begins a
+    message, resends what a go-back-N does: it reads as a go-back-N (a go-back-0 is a
+    restart below the NAKed PSN), whatever policy the NIC shows."""
+    a, g = _graded(tmp_path, GO_BACK_0_AT_ITS_NAKED_FIRST, "25G")
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps = a.retransmissions
+    at_own = (eps["trigger"] == "nak") & (eps["start_psn"] == eps["nak_psn"])
+    assert not (eps.loc[at_own, "mode"] == "go-back-0").any()
 
 
 def test_restart_back_into_a_skip_within_the_slack_is_open(tmp_path: Path) -> None:

@@ -608,6 +608,7 @@ static int resumes_cut(Machine *m, const Conv *c, Py_ssize_t i, int64_t e)
  * else (a restart at a message start, go-back-0) of a later PSN. Without one, a restart
  * exactly where an episode it cut had stopped resumes that episode. */
 static Py_ssize_t late_first_copies(Machine *m, Conv *c, Py_ssize_t i, int64_t e);
+static void first_copies_open(Machine *m, Conv *c, Py_ssize_t i, int64_t e);
 static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end,
                           Slot *orig, int kind)
 {
@@ -615,8 +616,13 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
     Py_ssize_t k = find_nak(m, c, i, e, 1, 0, 0);
     int msg_start = r->pos[i] == P_FIRST || r->pos[i] == P_ONLY;
     int own_nak_seen = k >= 0 || nak_seen(m, c, e);
-    if (k < 0 && msg_start)
+    if (k < 0 && msg_start) {
         k = find_nak(m, c, i, e, 0, c->sent_hi + 1, 0);
+        /* a go-back-0 of a later NAK of its message, or the answer to its own PSN's NAK
+         * that first copies took, were they originals, late: which is open */
+        if (k >= 0)
+            first_copies_open(m, c, i, e);
+    }
     if (k < 0 && c->cut >= 0 && !c->new_data && resumes_cut(m, c, i, e)) {
         Episode *E = &m->eps.at[c->cut];
         E->resumed++;
@@ -910,9 +916,11 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
      * one swaps them. */
     int early = asked && m->naks.at[asked_nak].ev < E->first_ev;
     /* In a run of READ re-issues (no NAK: the requester asks again for the responses one
-     * READ is missing), each READ request asked again is an episode of its own. */
+     * READ is missing), each READ request asked again is an episode of its own. A run that
+     * went on from its READ through other requests is no run of re-issues (a re-issue asks
+     * again for one READ's responses): a READ at its next PSN is more of it. */
     int reissue = is_read_request(r->opcode[i]) && is_read_request((int16_t)E->start_opcode) &&
-                  E->read_ev >= 0 && E->nak_ev < 0;
+                  E->read_ev >= 0 && E->nak_ev < 0 && is_read_request(r->opcode[E->last_ev]);
     /* A NIC sends a run back to back: a resend longer after the run's previous one than the
      * shortest ACK timer (less any PFC pause) is the timer's restart, not more of the run. */
     int64_t quiet = r->ts[i] - r->ts[E->last_ev] - (r->paused[i] - r->paused[E->last_ev]);
@@ -921,7 +929,14 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
     int64_t resume = e < E->cursor && asked && early ? run_to_resume(m, c, e, c->open, &oldest)
                                                      : -1;
     int64_t open_near = E->near_split; /* E may move when the episodes grow */
-    if (e < E->cursor || asked || reissue || timer) {
+    /* A READ asked again alone (a re-issue asks for one READ's responses; no run goes on
+     * from it) that cut a run: a resend skipping forward from it to exactly where that run
+     * would go on, sooner than any timer, resumes that run (resumes_cut). */
+    int after_reissue = !asked && !reissue && !timer && e > E->cursor && E->n_resent == 1 &&
+                        E->read_ev >= 0 && E->nak_ev < 0 &&
+                        is_read_request((int16_t)E->start_opcode) && c->cut >= 0 &&
+                        !c->new_data && resumes_cut(m, c, i, e);
+    if (e < E->cursor || asked || reissue || timer || after_reissue) {
         start_episode(m, c, i, e, end, orig,
                       e < E->cursor ? S_RESTART
                       : asked       ? S_ASKED
@@ -954,7 +969,12 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
         return;
     }
     E = swap_resumed_copy(m, c, i, e); /* more of the open run, or of the split it swaps with */
-    Skip before = {i, E->cursor, E->end_ext, e == c->acked + 1, e == E->last_sent_first,
+    /* a skip onto the PSN after one acknowledged, the newest acknowledgement or an older one
+     * since the last new data (the sender may not have had the newest yet): what a go-back-N
+     * the ACK overtook sends */
+    int ack_skip = e > E->cursor && c->acked != NONE &&
+                   (e == c->acked + 1 || acked_since_new_data(m, c, i, e - 1));
+    Skip before = {i, E->cursor, E->end_ext, ack_skip, e == E->last_sent_first,
                    0, E->near_split, E->taken_split};
     Py_ssize_t near = find_nak(m, c, i, e, 1, 0, 0);
     if (near >= 0 && r->gate[c->id] > 0 &&
@@ -963,7 +983,7 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
     if (e > E->cursor) {
         E->skips++;
         E->skipped += e - E->cursor;
-        E->ack_skips += e == c->acked + 1;
+        E->ack_skips += ack_skip;
         E->tail_skips += e == E->last_sent_first;
     } else {
         E->contiguous++;
@@ -1179,7 +1199,12 @@ static int64_t first_copies_skip(Machine *m, const Conv *c, Py_ssize_t o)
 static void open_original(Machine *m, Py_ssize_t o, Py_ssize_t i);
 static int right_after(const Machine *m, const Conv *c, const Episode *O, int64_t e);
 static void dissolve_first_copies(Machine *m, Conv *c, Py_ssize_t o);
-static Py_ssize_t late_first_copies(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
+/* The newest NAK taken that resend i (PSN `e`) would answer (of `e`, or for a NAK of a
+ * later PSN of its message, a go-back-0), when an episode of first copies alone that
+ * stands alone took it for its own first PSN; -1 none. `*skip`: the oldest request that
+ * skipped one of those copies (first_copies_skip). */
+static Py_ssize_t nak_of_first_copies(Machine *m, Conv *c, Py_ssize_t i, int64_t e,
+                                      int64_t *skip)
 {
     Run *r = m->r;
     int msg_start = r->pos[i] == P_FIRST || r->pos[i] == P_ONLY;
@@ -1198,9 +1223,32 @@ static Py_ssize_t late_first_copies(Machine *m, Conv *c, Py_ssize_t i, int64_t e
     if (O->conv != c->id || O->start_kind != S_FIRST || O->nak_ev != m->naks.at[k].ev ||
         O->nak_ext != O->start_ext || !stands_alone(m, c, o))
         return -1;
-    int64_t skip = first_copies_skip(m, c, o);
-    if (skip < 0 || !no_cause_but_timer(m, c, i, e))
+    *skip = first_copies_skip(m, c, o);
+    return *skip < 0 ? -1 : k;
+}
+
+/* Resend i (PSN `e`) at its message's first PSN takes a NAK of a later PSN of that message
+ * (a go-back-0), where a NAK of `e` itself was taken by an episode of first copies alone
+ * (nak_of_first_copies): were those copies originals, late, this resend would answer that
+ * NAK instead, which the capture does not exclude: which copy was the original is open,
+ * as for a go-back-0 of a later NAK inside the message (late_first_copies). */
+static void first_copies_open(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
+{
+    int64_t skip = -1;
+    Py_ssize_t k = nak_of_first_copies(m, c, i, e, &skip);
+    if (k >= 0)
+        open_original(m, m->naks.at[k].taker, i);
+}
+
+static Py_ssize_t late_first_copies(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
+{
+    int msg_start = m->r->pos[i] == P_FIRST || m->r->pos[i] == P_ONLY;
+    int64_t skip = -1;
+    Py_ssize_t k = nak_of_first_copies(m, c, i, e, &skip);
+    if (k < 0 || !no_cause_but_timer(m, c, i, e))
         return -1;
+    Py_ssize_t o = m->naks.at[k].taker;
+    Episode *O = &m->eps.at[o];
     if (!before_any_timer(m, c, i, skip) || nak_above_in_message(m, c, i, e) >= 0 ||
         right_after(m, c, O, e)) {
         open_original(m, o, i);
@@ -1513,6 +1561,29 @@ static void on_read_response(Machine *m, Conv *c, Py_ssize_t i)
         c->data_hi = p;
 }
 
+/* Each lone resend of this conversation's episodes (from `eps0`) with no NAK, no run it
+ * resumed and no READ it asks again for, the first copy the capture saw of a PSN below the
+ * conversation's first request: the original may have been sent before the first request
+ * and overtaken by it on a path that reorders (this copy the original, late), or lost
+ * before the capture point or sent before the capture began, and this copy its resend for
+ * a cause the capture cannot show (a timer armed before the capture saw the conversation,
+ * a NAK it did not record). Nothing in the capture tells which: the copy is flagged F_OPEN
+ * (which copy was the original is open). A copy of a PSN the capture saw skipped is a late
+ * original by its timing (late_original) or a resend, its skip shown; one below the first
+ * request has no skip to time it from. */
+static void open_first_below(Machine *m, const Conv *c, Py_ssize_t eps0)
+{
+    Run *r = m->r;
+    for (Py_ssize_t k = eps0; k < m->eps.n; k++) {
+        const Episode *E = &m->eps.at[k];
+        if (E->conv != c->id || E->n_resent != 1 || E->resumed || E->nak_ev >= 0 ||
+            E->orig_ev >= 0 || E->read_ev >= 0 || c->first_ext == NONE ||
+            E->start_ext >= c->first_ext)
+            continue;
+        r->flags[E->first_ev] |= F_OPEN;
+    }
+}
+
 static void finish(Machine *m, Conv *c)
 {
     int64_t *out = &m->r->conv_out[c->id * C_FIELDS];
@@ -1543,6 +1614,7 @@ static void run_conversation(Machine *m, Py_ssize_t b, Py_ssize_t e)
     c.gaps0 = m->gaps.n;
     c.runs0 = m->eps.n;
     c.new_data_ev = b - 1;
+    Py_ssize_t eps0 = m->eps.n;
     for (Py_ssize_t i = b; i < e && !m->oom; i++) {
         switch (r->kind[i]) {
         case K_REQUEST:
@@ -1563,6 +1635,7 @@ static void run_conversation(Machine *m, Py_ssize_t b, Py_ssize_t e)
         }
         c.prev_ev = i;
     }
+    open_first_below(m, &c, eps0);
     finish(m, &c);
 }
 

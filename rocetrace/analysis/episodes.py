@@ -186,6 +186,8 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     for k, naks in x.claimed.items():  # a restart that took a split's NAK: those NAKs too
         if k in x.near or not two_ways[k]:
             x.near[k] = sorted({*x.near.get(k, []), *naks})
+    for k, naks in _repeat_tail_naks(c, e).items():  # a selective repeat's second resend
+        x.near[k] = sorted({*x.near.get(k, []), *naks})
     kept = _among(len(e), x.near) & (e["nak_kind"] == NAK)
     x.split_open = _resumed_after_split(x, e) == -1
     open_split = x.split_open | (two_ways & ~kept)
@@ -223,6 +225,8 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             certainty[r] = UNCERTAIN
             certainty[e["taken_split"] == r] = UNCERTAIN
     _held_runs(x, e, trigger, certainty)
+    asked_again = (trigger == "read_reissue") & (certainty != UNCERTAIN)
+    certainty[_reissue_may_answer_open_nak(c, e, asked_again, certainty)] = UNCERTAIN
     certainty[_after_reordering(x, e)] = UNCERTAIN  # last: whatever the rules above read
     certainty[_original_open(x, e)] = UNCERTAIN
     return trigger, certainty
@@ -239,6 +243,31 @@ def _unanswered_naks(
         k: [n for n in naks if not (taken.get(n, k) < k and certainty[taken[n]] == CERTAIN)]
         for k, naks in asked.items()
     }
+
+
+def _reissue_may_answer_open_nak(
+    c: cn.Conversations, e: np.ndarray, which: np.ndarray, certainty: np.ndarray
+) -> np.ndarray:
+    """Per READ asked again (`which`): was a NAK or RNR NAK of a PSN below it seen since
+    the conversation's last new data, every PSN from there up to the READ acknowledged
+    before it was asked again, and that NAK taken by no episode whose trigger stands? That
+    NAK's go-back-N, overtaken by the acknowledgement up to the READ, resends the READ
+    first: a re-issue or that NAK's answer, the capture cannot tell."""
+    out = np.zeros(len(e), bool)
+    ks = np.flatnonzero(which & (e["acked"] >= e["start_ext"] - 1))
+    if not len(ks):
+        return out
+    naks = np.flatnonzero(np.isin(c.kind, (NAK, RNR_NAK)))
+    stands = e["nak_ev"][(certainty != UNCERTAIN) & (e["nak_ev"] >= 0)]
+    naks = naks[~np.isin(naks, stands)]
+    new = np.flatnonzero((c.flags & cn.NEW) != 0)
+    for k in ks.tolist():  # READs asked again with an acknowledgement up to them: few
+        first, conv = int(e["first_ev"][k]), int(e["conv"][k])
+        before = new[(new < first) & (c.conv[new] == conv)]
+        since = int(before[-1]) if len(before) else -1
+        open_naks = naks[(naks > since) & (naks < first) & (c.conv[naks] == conv)]
+        out[k] = bool((c.ext[open_naks] < e["start_ext"][k]).any())
+    return out
 
 
 def _original_open(x: Context, e: np.ndarray) -> np.ndarray:
@@ -834,6 +863,30 @@ def _near_naks(c: cn.Conversations, e: np.ndarray, which: np.ndarray) -> dict[in
         naks = np.unique(np.concatenate(asked)) if asked else own[:0]
         if not (c.kind[naks] == RNR_NAK).any():
             out[int(k)] = naks.tolist()
+    return out
+
+
+def _repeat_tail_naks(c: cn.Conversations, e: np.ndarray) -> dict[int, list[int]]:
+    """Per run above its NAKed PSN (_above_nak) that begins at the newest PSN sent right
+    after a resend of another PSN (no request between) that a NAK (not an RNR NAK) asked
+    for before it: those NAK events. A selective repeat resends its NAKed PSN and then the
+    newest, so the run may be that NAK's repeat going on, not its own NAK's go-back-N whose
+    first resends were lost before the capture point (a READ asked again splits the two:
+    each READ of a run of re-issues is an episode). A NAK's answer either way: only which
+    NAK is open."""
+    out: dict[int, list[int]] = {}
+    prev = e["prev_req_ev"]
+    p = np.maximum(prev, 0)
+    ks = _above_nak(e) & (e["start_ext"] >= e["last_sent_first"]) & (prev >= 0)
+    ks &= ((c.flags[p] & cn.RESENT) > 0) & (c.ext[p] != e["start_ext"]) & (c.episode[p] >= 0)
+    if not ks.any():
+        return out
+    naks = np.flatnonzero(c.kind == NAK)
+    for k in np.flatnonzero(ks).tolist():  # such runs are few
+        before = naks[(naks < p[k]) & (c.conv[naks] == e["conv"][k])]
+        asked = before[c.ext[before] == c.ext[p[k]]]
+        if len(asked):
+            out[k] = asked.tolist()
     return out
 
 
@@ -1670,6 +1723,9 @@ def _modes(
     # needs an answer sooner than any the path shows)
     near = _among(len(e), x.near)
     certainty[(near | x.own_repeat) & (certainty == CERTAIN)] = LIKELY
+    # such a run whose resends show both policies' marks (a PSN no NAK asked for, and a
+    # skip to the newest PSN sent): read as two episodes, each may show its own policy
+    certainty[near & (e["unasked"] > 0) & (e["tail_skips"] > 0)] = UNCERTAIN
     # a run above its NAKed PSN (its first resends lost, _above_nak): a go-back-0 would have
     # begun at that PSN's message, which only a message begun at that PSN rules out
     above = _above_nak(e)
@@ -1730,6 +1786,12 @@ def _modes(
         mode[k] = mode[run]
         certainty[k] = LIKELY if certainty[run] == CERTAIN else certainty[run]
         certainty[k] = UNCERTAIN if trigger_certainty[k] == UNCERTAIN else certainty[k]
+    # a go-back-0 NIC's answer at its NAKed PSN where that PSN begins a message: it resends
+    # what a go-back-N does (a go-back-0 goes back only below its NAKed PSN, to the
+    # message's first), so it reads as a go-back-N, its certainty as weighed
+    at_own = (trigger == "nak") & (e["start_ext"] == e["nak_ext"])
+    at_own &= np.isin(e["start_pos"], (POS_FIRST, POS_ONLY))
+    mode[at_own & (mode == "go-back-0")] = "go-back-n"
     return mode, certainty, shows | gb0_shows
 
 
