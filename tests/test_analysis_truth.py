@@ -1240,50 +1240,57 @@ def test_slow_selective_repeat_over_a_loss_burst_keeps_its_nak(tmp_path: Path) -
     assert (slow["mode"].iloc[0], slow["mode_certainty"].iloc[0]) == ("selective-repeat", "likely")
 
 
-# Measured share of uncertain episodes on the hard cases: ns 15 of 402 (3.7%), us 7.5%, jitter50
-# 3.7%, 25G 27 of 336 (8.0%), 400G 15 of 421 (3.6%) (a run keeps its mode beside a split of the
-# newest PSN it resumed with; an RNR retry is on time within twice the slack; on a NIC that shows a
-# selective repeat no go-back makes, a selective repeat goes on nowhere, so a run after a silence at
-# its next PSN is the timer's, and a lone resend of a READ's or WRITE's NAKed PSN is its selective
-# repeat, so is a resend of the newest that may be its tail, and a slow one its NAK's answer (a
-# timer's go-back-N would have lost its back-to-back resends): was 5.5%, 8.0%, 5.7%, 8.0%, 5.2%);
-# before that (NAKs answered in order; a resumed copy swaps with its split on a microsecond clock
-# too; a run resumes right after a whole selective repeat; a slow selective repeat keeps its NAK; an
-# RNR retry queued behind its NIC's other frames is on time; a go-back-N above its NAKed PSN where a
-# go-back-0 would have lost more resends in a row is likely; a timer restart is weighed from the
-# READ responses the requester can have kept and shows a go-back-0 NIC below a NAK it answered: was
-# 7.0%, 12.7%, 8.0%, 11.6%, 5.7%); before that a run held by a PFC pause the capture point does not
-# see, where no timer can have fired, is the run's; an RNR NAK's retry on time that lost its first
-# resends is the retry; a go-back-N above its NAKed PSN on a NIC that shows go-back-N certainly is
-# no go-back-0; a selective repeat takes back the NAK of a split made for timing alone: was 8.0%,
-# 14.9%, 9.0%, 12.2%, 6.4%; before that 9.5%, 17.3%, 10.7%, 16.6%, 7.5% when three cases of RNR NAKs
-# and unseen PFC pauses, mostly open, came in; was 14.4%, 19.9%, 14.7%, 15.6%, 12.2% on the 42
-# before; then 17%, 25%, 17%, 16%, 16%; then 22%, 38%, 22%, 24%, 24%; before that 25%, 41%, 25%,
-# 27%, 27%, then 33%, 45%, 37%, 30%, 36%, and 64-79% first). A resend that may answer its own NAK
-# instead of continuing its run, and a run resumed after a split in doubt, leave only which NAK is
-# open when every reading answers a NAK (a split that may continue either of two runs is weighed by
-# both); a SEND-only run goes back N whichever run a split's resends belong to (selective repeat
-# covers RDMA READ and WRITE only); a resumed run's copy of its split's PSN swaps with the split's
-# before a skip to the newest (a selective repeat's resends go back to back); a restart whose NAK
-# every split in doubt took answers it; a go-back-0 reading beside a NAK of its own first PSN that
-# another episode cleanly answered is likely, and none stands on a NIC that shows a selective repeat
-# (the restart answers its own PSN's NAK); a restart of a taken NAK's PSN, then a skip to the
-# newest, is that NAK's selective repeat, and a lone resend of the newest above a READ's or WRITE's
-# NAK that a go-back-N would have needed a loss burst for is its tail; a run that reached the newest
-# PSN keeps its mode beside a restart of open cause; a timer restart is weighed from what the sender
-# can have had. What stays open is mostly NAK storms on a selective-repeat NIC where a WRITE's
-# resend may answer its own NAK selectively or continue a SEND's go-back-N run (the mode changes
-# with the reading), and where the trigger itself is open; restarts inside a message where a
-# go-back-0's lost first resends would look the same (one lost resend more than a go-back-N's, on a
-# NIC that restarts inside a message once and shows no go-back-0); READ re-issues and slow answers
-# with no timeout measured (the trigger open where no other timeout measures the timer: a run held
-# after a millisecond's silence may be the timer's or a pause's, a READ asked again a millisecond
-# after the response that showed its gap may be the re-issue or the timer's, a NAK's answer behind
-# another QP's traffic may be the timer's at its IBTA minimum); a go-back-0 NIC's timer restart
-# below ACKs the sender may not have had; a lone resend of a WRITE's NAKed PSN that a later NAK's
-# resend of the newest follows within a round trip (a go-back-N an ACK overtook, held that long,
-# sends the same). The bounds keep it from getting worse unnoticed; the aim is 5%.
-UNCERTAIN_AT_MOST = {"ns": 0.045, "us": 0.08, "jitter50": 0.045, "25G": 0.085, "400G": 0.045}
+# Measured share of uncertain episodes on the hard cases: ns 15 of 402 (3.7%), us 19 (4.7%),
+# jitter50 16 (4.0%), 25G 20 of 336 (6.0%), 400G 14 of 421 (3.3%) (a run keeps its mode beside a
+# split of the newest PSN it resumed with; an RNR retry is on time within twice the slack; on a NIC
+# that shows a selective repeat no go-back makes, a selective repeat goes on nowhere, so a run after
+# a silence at its next PSN is the timer's, and a lone resend of a READ's or WRITE's NAKed PSN is
+# its selective repeat, so is a resend of the newest that may be its tail, and a slow one its NAK's
+# answer (a timer's go-back-N would have lost its back-to-back resends); a split in doubt before an
+# older NAK's answer was more of its run, an answer of its own or a restart whose every cause is
+# older; a SEND's skip to the newest where requests are lost goes back N; a timer's run through a
+# NAK an earlier run surely answered keeps its trigger, and a timer's restart at its first
+# unacknowledged PSN, a message's first, is no restart inside a message; a slow selective repeat
+# over more PSNs than the path loses in a row keeps its NAK; a READ asked again higher up than an
+# earlier re-issue of it has no cause from before that re-issue; a SEND's slow answer from its NAKed
+# PSN above every ACK had its NAK: was 5.5%, 8.0%, 5.7%, 8.0%, 5.2%); before that (NAKs answered in
+# order; a resumed copy swaps with its split on a microsecond clock too; a run resumes right after a
+# whole selective repeat; a slow selective repeat keeps its NAK; an RNR retry queued behind its
+# NIC's other frames is on time; a go-back-N above its NAKed PSN where a go-back-0 would have lost
+# more resends in a row is likely; a timer restart is weighed from the READ responses the requester
+# can have kept and shows a go-back-0 NIC below a NAK it answered: was 7.0%, 12.7%, 8.0%, 11.6%,
+# 5.7%); before that a run held by a PFC pause the capture point does not see, where no timer can
+# have fired, is the run's; an RNR NAK's retry on time that lost its first resends is the retry; a
+# go-back-N above its NAKed PSN on a NIC that shows go-back-N certainly is no go-back-0; a selective
+# repeat takes back the NAK of a split made for timing alone: was 8.0%, 14.9%, 9.0%, 12.2%, 6.4%;
+# before that 9.5%, 17.3%, 10.7%, 16.6%, 7.5% when three cases of RNR NAKs and unseen PFC pauses,
+# mostly open, came in; was 14.4%, 19.9%, 14.7%, 15.6%, 12.2% on the 42 before; then 17%, 25%, 17%,
+# 16%, 16%; then 22%, 38%, 22%, 24%, 24%; before that 25%, 41%, 25%, 27%, 27%, then 33%, 45%, 37%,
+# 30%, 36%, and 64-79% first). A resend that may answer its own NAK instead of continuing its run,
+# and a run resumed after a split in doubt, leave only which NAK is open when every reading answers
+# a NAK (a split that may continue either of two runs is weighed by both); a SEND-only run goes back
+# N whichever run a split's resends belong to (selective repeat covers RDMA READ and WRITE only); a
+# resumed run's copy of its split's PSN swaps with the split's before a skip to the newest (a
+# selective repeat's resends go back to back); a restart whose NAK every split in doubt took answers
+# it; a go-back-0 reading beside a NAK of its own first PSN that another episode cleanly answered is
+# likely, and none stands on a NIC that shows a selective repeat (the restart answers its own PSN's
+# NAK); a restart of a taken NAK's PSN, then a skip to the newest, is that NAK's selective repeat,
+# and a lone resend of the newest above a READ's or WRITE's NAK that a go-back-N would have needed a
+# loss burst for is its tail; a run that reached the newest PSN keeps its mode beside a restart of
+# open cause; a timer restart is weighed from what the sender can have had. What stays open is
+# mostly NAK storms on a selective-repeat NIC where a WRITE's resend may answer its own NAK
+# selectively or continue a SEND's go-back-N run (the mode changes with the reading), and where the
+# trigger itself is open; restarts inside a message where a go-back-0's lost first resends would
+# look the same (one lost resend more than a go-back-N's, on a NIC that restarts inside a message
+# once and shows no go-back-0); READ re-issues and slow answers with no timeout measured (the
+# trigger open where no other timeout measures the timer: a run held after a millisecond's silence
+# may be the timer's or a pause's, a READ asked again a millisecond after the response that showed
+# its gap may be the re-issue or the timer's, a NAK's answer behind another QP's traffic may be the
+# timer's at its IBTA minimum); a go-back-0 NIC's timer restart below ACKs the sender may not have
+# had; a lone resend of a WRITE's NAKed PSN that a later NAK's resend of the newest follows within a
+# round trip (a go-back-N an ACK overtook, held that long, sends the same). The bounds keep it from
+# getting worse unnoticed; the aim is 5%.
+UNCERTAIN_AT_MOST = {"ns": 0.045, "us": 0.055, "jitter50": 0.045, "25G": 0.065, "400G": 0.04}
 
 
 @pytest.mark.parametrize("clock", sorted(UNCERTAIN_AT_MOST))
