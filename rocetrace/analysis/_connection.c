@@ -1456,6 +1456,26 @@ static void on_request(Machine *m, Conv *c, Py_ssize_t i)
     resend(m, c, i, e, end, orig);
 }
 
+/* Karn, for a cumulative ACK: does it time the round trip of PSN `p`? Only when `p` and
+ * every PSN it acknowledges anew (above `acked`) were each seen once, as new data: a
+ * responder acknowledges in order, so an ACK that also covers a resent PSN below `p` may
+ * have waited for that resend (the hole it filled), and then times no round trip of `p`
+ * (at a receiver, an ACK of PSNs buffered behind a hole leaves as the resend arrives). */
+static int times_round_trip(Machine *m, int64_t acked, int64_t p, int64_t ack_ts)
+{
+    int64_t lo = acked == NONE ? p : acked + 1;
+    if (p - lo >= RING)
+        return 0;
+    for (int64_t q = lo; q <= p; q++) {
+        Slot *s = slot_of(m, q);
+        if (!s || s->count != 1 || m->r->ts[s->ev] > ack_ts)
+            return 0;
+        if (q < p && (m->r->flags[s->ev] & F_RESENT))
+            return 0;
+    }
+    return 1;
+}
+
 /* An ACK, atomic ACK, NAK or RNR NAK: what it acknowledges, and a NAK to be answered. */
 static void on_ack(Machine *m, Conv *c, Py_ssize_t i)
 {
@@ -1479,11 +1499,8 @@ static void on_ack(Machine *m, Conv *c, Py_ssize_t i)
     }
     int64_t acked = nak ? p - 1 : p;
     if (c->acked == NONE || acked > c->acked) {
-        if (!nak) {
-            Slot *s = slot_of(m, p);
-            if (s && s->count == 1 && r->ts[s->ev] <= r->ts[i])
-                r->link[i] = (int32_t)s->ev; /* Karn: a PSN sent once times the round trip */
-        }
+        if (!nak && times_round_trip(m, c->acked, p, r->ts[i]))
+            r->link[i] = (int32_t)slot_of(m, p)->ev; /* Karn: a PSN sent once times it */
         c->acked = acked;
         c->acked_ev = i;
         c->progress_ev = i;
