@@ -1240,8 +1240,57 @@ def test_slow_selective_repeat_over_a_loss_burst_keeps_its_nak(tmp_path: Path) -
     assert (slow["mode"].iloc[0], slow["mode_certainty"].iloc[0]) == ("selective-repeat", "likely")
 
 
+def test_ack_that_waited_for_a_resend_times_no_round_trip(tmp_path: Path) -> None:
+    """A selective-repeat NIC at 25 Gb/s seen at the receiver (a hard case): a NAK's
+    selective repeat loses its first resend on the way, the ACK timer fires a millisecond
+    later, and the receiver, which kept the PSNs above the hole, acknowledges them all at
+    once as the timer's resends fill it. That ACK covers resent PSNs below its own: it
+    waited for them and times no round trip of its PSN (Karn), so the connection's slowest
+    answer stays a round trip, and the NAK a millisecond before the timer's run is no cause
+    of it: the timeout stands."""
+    mix, seed = HARD_CASES[29]
+    a, truth = analyzed(tmp_path, "clean", seed, **dict(mix, link_speed_bps=LINKS["25G"]))
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps = a.retransmissions
+    timer = eps[eps["trigger"] == "timeout"]
+    assert len(timer) == 1
+    assert timer["trigger_certainty"].iloc[0] != "uncertain"
+    assert timer["mode"].iloc[0] == "go-back-n"
+    assert timer["mode_certainty"].iloc[0] != "uncertain"
+
+
+def test_lone_repeat_keeps_its_mode_beside_a_split_of_the_newest(tmp_path: Path) -> None:
+    """A selective-repeat NIC at 25 Gb/s seen at a mirror (a hard case): a NAK storm's first
+    NAK is answered by one resend of its WRITE PSN, and right after it comes a resend of
+    the newest PSN sent, which a later NAK asked for (a split in doubt: more of the run, or
+    that NAK's answer). More of the run, the run is its NAKed PSN and a skip to the newest,
+    a selective repeat; the later NAK's answer, the run is a lone resend that a go-back-N
+    would have followed with PSNs it lost in a row: a selective repeat either way."""
+    mix, seed = HARD_CASES[21]
+    a, truth = analyzed(tmp_path, "clean", seed, **dict(mix, link_speed_bps=LINKS["25G"]))
+    g = grade(a, seen_at(truth))
+    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    eps = a.retransmissions
+    lone = [
+        k
+        for k in range(len(eps) - 1)
+        if eps.loc[k, "packets"] == 1
+        and eps.loc[k + 1, "packets"] == 1
+        and eps.loc[k + 1, "first_frame"] == eps.loc[k, "first_frame"] + 1
+        and eps.loc[k + 1, "start_psn"] > eps.loc[k, "start_psn"] + 1
+        and eps.loc[k, "trigger"] == "nak"
+    ]
+    assert lone
+    assert (eps.loc[lone, "mode"] == "selective-repeat").all()
+    assert (eps.loc[lone, "mode_certainty"] == "likely").all()
+
+
 # Measured share of uncertain episodes on the hard cases: ns 15 of 402 (3.7%), us 19 (4.7%),
-# jitter50 16 (4.0%), 25G 20 of 336 (6.0%), 400G 14 of 421 (3.3%) (a run keeps its mode beside a
+# jitter50 16 (4.0%), 25G 18 of 336 (5.4%), 400G 14 of 421 (3.3%) (an ACK that also covers a
+# resent PSN below its own times no round trip, so a hole-filling ACK a millisecond late no longer
+# passes for the path's lag; a lone selective repeat keeps its mode beside a split of the newest
+# right after it: 25G was 20, 6.0%); before that (a run keeps its mode beside a
 # split of the newest PSN it resumed with; an RNR retry is on time within twice the slack; on a NIC
 # that shows a selective repeat no go-back makes, a selective repeat goes on nowhere, so a run after
 # a silence at its next PSN is the timer's, and a lone resend of a READ's or WRITE's NAKed PSN is
@@ -1290,7 +1339,7 @@ def test_slow_selective_repeat_over_a_loss_burst_keeps_its_nak(tmp_path: Path) -
 # had; a lone resend of a WRITE's NAKed PSN that a later NAK's resend of the newest follows within a
 # round trip (a go-back-N an ACK overtook, held that long, sends the same). The bounds keep it from
 # getting worse unnoticed; the aim is 5%.
-UNCERTAIN_AT_MOST = {"ns": 0.045, "us": 0.055, "jitter50": 0.045, "25G": 0.065, "400G": 0.04}
+UNCERTAIN_AT_MOST = {"ns": 0.045, "us": 0.055, "jitter50": 0.045, "25G": 0.06, "400G": 0.04}
 
 
 @pytest.mark.parametrize("clock", sorted(UNCERTAIN_AT_MOST))

@@ -1774,11 +1774,15 @@ def _modes(
         keep = (whole & x.losses_upstream[e["conv"]]) | (lone & (certainty != UNCERTAIN))
         whole &= ~x.losses_upstream[e["conv"]]
         twin = _newest_twice(x.conv, e) & (x.alt == e["alt_of"])
+        single = (lone | known) & (mode == "selective-repeat") & (certainty != UNCERTAIN)
+        single &= cut_short
+        twin |= _repeat_completed(x, e, x.alt, single)
         alt = np.where(whole, -1, x.alt)
         _same_mode_either_run(alt, mode, certainty, sends_only, keep, twin)
         if len(x.alt2) == len(e):  # a split that may continue either of two runs: both
             alt2 = np.where(whole, -1, x.alt2)
-            _same_mode_either_run(alt2, mode, certainty, sends_only, keep, ~twin & twin)
+            twin2 = _repeat_completed(x, e, x.alt2, single)
+            _same_mode_either_run(alt2, mode, certainty, sends_only, keep, twin2)
     # a run held by a pause the capture point does not see (_held_runs): its second part
     # resends by the run's policy, as likely as its trigger
     for k in np.flatnonzero(held).tolist():  # such runs are few
@@ -2024,6 +2028,24 @@ def _same_mode_either_run(
     keeps = send[runs] & (mode[runs] == "go-back-n") & ~open_[runs]
     keeps |= twin[differs] & ~open_[runs]
     certainty[runs[~keeps]] = UNCERTAIN
+
+
+def _repeat_completed(x: Context, e: np.ndarray, alt: np.ndarray, single: np.ndarray) -> np.ndarray:
+    """Splits in doubt whose one resend is the newest PSN sent, right after (no request
+    between) the one resend of a run they may continue (`alt`) that reads as a selective
+    repeat (`single`: a lone resend of a READ's or WRITE's NAKed PSN, by the NIC's policy
+    or a go-back-N's losses). More of that run, the split makes it its NAKed PSN and then
+    a skip to the newest, a selective repeat's shape where the capture point loses no
+    requests on the way, or where a go-back-N would have lost the PSNs the skip passes over,
+    two or more in a row, more than the path loses anywhere else; its NAK's answer apart,
+    the run is the lone resend. Either way the run shows one mode (the split's lone resend
+    of the newest is what both policies send)."""
+    run = np.maximum(alt, 0)
+    out = (alt >= 0) & (e["n_resent"] == 1) & (e["start_ext"] >= e["last_sent_first"])
+    out &= single[run] & (e["n_resent"][run] == 1) & (e["first_ev"] == e["last_ev"][run] + 1)
+    passed = e["start_ext"] - e["end_ext"][run] - 1
+    burst = (passed >= 2) & (passed > _longest_loss(x.conv)[e["conv"]])
+    return out & (passed >= 1) & (~x.losses_upstream[e["conv"]] | burst)
 
 
 def _newest_twice(c: cn.Conversations, e: np.ndarray) -> np.ndarray:
