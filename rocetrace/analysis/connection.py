@@ -492,6 +492,8 @@ def _read_answers(c: Conversations) -> np.ndarray:
     resp = resp[new]
     asked = c.link[resp]
     again = np.flatnonzero((c.kind == REQUEST) & ((c.flags & RESENT) > 0))
+    if not len(again):  # no request sent again: every such response times its READ
+        return resp
     first_again = pd.Series(c.ts[again]).groupby([c.conv[again], c.ext[again]]).min()
     key = pd.MultiIndex.from_arrays([c.conv[asked], c.ext[asked]])
     again_at = first_again.reindex(key).to_numpy(dtype=float, na_value=np.inf)
