@@ -145,6 +145,8 @@ def nak_table(c: cn.Conversations, pp: Prepared, model: FlowModel) -> pd.DataFra
 
 def _events_of(c: cn.Conversations, rows: np.ndarray) -> np.ndarray:
     """The event index of each frame index (-1 for frames in no conversation)."""
+    if len(rows) == 0:  # no NAK: no sort of every event by its frame
+        return np.zeros(0, np.int64)
     by_row = np.argsort(c.row, kind="stable")
     sorted_rows = c.row[by_row]
     at = np.minimum(np.searchsorted(sorted_rows, rows), max(len(sorted_rows) - 1, 0))
