@@ -109,10 +109,12 @@ def _stalls(c: cn.Conversations, pp: Prepared, end_ns: int | None) -> list[dict]
     the end of the capture (`end_ns`, else the table's last timestamp), for longer than the
     shortest ACK timer and twice their slowest ACK: the requester gave up or waits for
     something that never comes."""
-    out = []
+    out: list[dict] = []
     end = int(pp.ts.max(initial=0)) if end_ns is None else end_ns
     state = c.state
     outstanding = np.flatnonzero(state[:, cn.CONV_FIELDS.index("outstanding")] > 0)
+    if not len(outstanding):  # nothing can have stalled: no slowest answers to weigh
+        return out
     slowest = cn.slowest_answers(c)
     for conv in outstanding:
         progress = int(state[conv, cn.CONV_FIELDS.index("progress_ev")])

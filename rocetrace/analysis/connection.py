@@ -122,14 +122,15 @@ class Conversations:
 
 def conversation_of(pp: Prepared, model: FlowModel) -> np.ndarray:
     """Per frame: the conversation (request flow id) it belongs to, -1 for none. Requests
-    belong to their own flow; responses to the flow whose requests they answer (the pair)."""
-    conv = np.full(len(pp), -1, np.int64)
-    inside = model.flow_id >= 0
-    request = inside & (pp.kind == REQUEST) & (pp.transport != UD)
-    conv[request] = model.flow_id[request]
-    response = np.flatnonzero(inside & isin_small(pp.kind, RESPONSE_KINDS))
-    if len(response) and len(model):
-        conv[response] = model.pair[model.flow_id[response]]
+    belong to their own flow; responses to the flow whose requests they answer (the pair).
+    Chosen per frame by np.where (a frame of no flow has flow id -1, and the pair lookup
+    has -1 in front for it): boolean-mask scatters cost twice as much."""
+    flow = model.flow_id
+    request = (pp.kind == REQUEST) & (pp.transport != UD)
+    conv = np.where(request, flow, -1).astype(np.int64, copy=False)
+    if len(model):
+        pair = np.concatenate((np.full(1, -1, np.int64), model.pair.astype(np.int64)))
+        np.copyto(conv, pair[flow + 1], where=isin_small(pp.kind, RESPONSE_KINDS))
     return conv
 
 
@@ -142,6 +143,8 @@ def _event_order(conv: np.ndarray, n_conv: int) -> np.ndarray:
     sorting by timestamp would swap back-to-back frames; several files are merged by time
     into one table before they get here."""
     rows = np.flatnonzero(conv >= 0)
+    if len(rows) == len(conv):  # every frame is an event: no subset to gather
+        return np.array(stable_order(conv, n_conv))  # a writable copy, as the gather gave
     return rows[stable_order(conv[rows], n_conv)]
 
 
@@ -492,6 +495,8 @@ def _read_answers(c: Conversations) -> np.ndarray:
     resp = resp[new]
     asked = c.link[resp]
     again = np.flatnonzero((c.kind == REQUEST) & ((c.flags & RESENT) > 0))
+    if not len(again):  # no request sent again: every such response times its READ
+        return resp
     first_again = pd.Series(c.ts[again]).groupby([c.conv[again], c.ext[again]]).min()
     key = pd.MultiIndex.from_arrays([c.conv[asked], c.ext[asked]])
     again_at = first_again.reindex(key).to_numpy(dtype=float, na_value=np.inf)

@@ -305,6 +305,7 @@ class ReadSpans:
     reads: np.ndarray  # frame indices of the READ REQUESTs, ascending
     span: np.ndarray  # the PSNs each of them takes (int64)
     is_read: np.ndarray | None  # per frame: one of `reads` (bool); None when there are none
+    unsized: bool = False  # some READ's connection shows no MTU: it took the fallback
 
     def __getitem__(self, rows: np.ndarray) -> np.ndarray:
         """The span of each frame of `rows` (int64)."""
@@ -333,7 +334,8 @@ def read_spans(pp: Prepared, model: FlowModel, fallback_mtu: int | None = None) 
     length = np.maximum(pp.dma_length_at(reads), 0)
     is_read = np.zeros(len(pp), bool)
     is_read[reads] = True
-    return ReadSpans(reads, np.maximum(1, -(-length // mtu)).astype(np.int64), is_read)
+    span = np.maximum(1, -(-length // mtu)).astype(np.int64)
+    return ReadSpans(reads, span, is_read, bool(unsized.any()))
 
 
 IB_MTUS = np.array([256, 512, 1024, 2048, 4096], np.int64)
@@ -351,11 +353,6 @@ def _mtu_floor(pp: Prepared, model: FlowModel, reads: np.ndarray) -> np.ndarray:
     seen = np.maximum(largest[flow], np.where(pair >= 0, largest[np.maximum(pair, 0)], 0))
     legal = IB_MTUS[np.minimum(np.searchsorted(IB_MTUS, seen), len(IB_MTUS) - 1)]
     return np.where(seen > IB_MTUS[-1], seen, legal)
-
-
-def unsized_reads(pp: Prepared, model: FlowModel) -> bool:
-    """Whether some READ's connection shows no MTU (read_spans falls back for it)."""
-    return bool((_read_mtus(pp, model)[1] <= 0).any())
 
 
 def _read_mtus(pp: Prepared, model: FlowModel) -> tuple[np.ndarray, np.ndarray]:

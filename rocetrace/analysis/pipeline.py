@@ -101,11 +101,11 @@ def _packets_with_columns(packets: pd.DataFrame, ws: dict[str, Any]) -> pd.DataF
 
 
 def _assumed(ws: dict[str, Any], shared: Shared) -> Assumed:
-    model, pp, eps = ws["model"], ws["pp"], ws["retransmissions"]
+    model, eps = ws["model"], ws["retransmissions"]
     hosts = frozenset(eps["src_ip"].astype(str)) if len(eps) else frozenset()
     given = shared.mtu is not None and shared.nic is not None
     mtu = int(model.mtu.max(initial=0))
-    return Assumed(mtu, flows.unsized_reads(pp, model), ws["nic_seen"], hosts, given)
+    return Assumed(mtu, ws["span"].unsized, ws["nic_seen"], hosts, given)
 
 
 def _keyed(

@@ -44,11 +44,12 @@ RTT_COLUMNS = ["rtt_samples", "rtt_min_s", "rtt_median_s", "rtt_max_s"]
 def flow_counts(c: cn.Conversations, model: FlowModel) -> tuple[np.ndarray, np.ndarray]:
     """Per flow (its own frames): retransmitted packets and PSNs skipped."""
     n = len(model)
-    flow = model.flow_id[c.row]
     resent = np.flatnonzero(c.flags & cn.RESENT)
     gapped = np.flatnonzero(c.gap > 0)
-    retx = np.bincount(flow[resent], minlength=n)[:n]
-    gaps = np.bincount(flow[gapped], weights=c.gap[gapped], minlength=n)[:n].astype(np.int64)
+    flow_of = model.flow_id  # looked up for those events only, not for every frame
+    retx = np.bincount(flow_of[c.row[resent]], minlength=n)[:n]
+    gaps = np.bincount(flow_of[c.row[gapped]], weights=c.gap[gapped], minlength=n)[:n]
+    gaps = gaps.astype(np.int64)
     return retx, gaps
 
 
@@ -144,6 +145,8 @@ def nak_table(c: cn.Conversations, pp: Prepared, model: FlowModel) -> pd.DataFra
 
 def _events_of(c: cn.Conversations, rows: np.ndarray) -> np.ndarray:
     """The event index of each frame index (-1 for frames in no conversation)."""
+    if len(rows) == 0:  # no NAK: no sort of every event by its frame
+        return np.zeros(0, np.int64)
     by_row = np.argsort(c.row, kind="stable")
     sorted_rows = c.row[by_row]
     at = np.minimum(np.searchsorted(sorted_rows, rows), max(len(sorted_rows) - 1, 0))
@@ -171,10 +174,10 @@ def rtt_per_flow(c: cn.Conversations, pp: Prepared, n_flows: int) -> pd.DataFram
     """Per request flow: min, median and max request -> answer time at the capture point,
     from answers to requests sent once (ACKs and atomic ACKs the state machine timed, first
     READ responses of READs answered once)."""
-    pos = pp.position[c.row]
     acks = isin_small(c.kind, (ACK, ATOMIC_ACK))
-    first_response = (c.kind == READ_RESPONSE) & isin_small(pos, (POS_FIRST, POS_ONLY))
-    first_response &= (c.flags & cn.RESENT) == 0
+    first_response = (c.kind == READ_RESPONSE) & ((c.flags & cn.RESENT) == 0)
+    responses = np.flatnonzero(first_response)  # their positions only, not every frame's
+    first_response[responses] = isin_small(pp.position[c.row[responses]], (POS_FIRST, POS_ONLY))
     ev = np.flatnonzero((acks | first_response) & (c.link >= 0))
     ev = ev[c.ts[c.link[ev]] <= c.ts[ev]]  # a clock that went back gives no sample
     rtt = (c.ts[ev] - c.ts[c.link[ev]]).astype(float) / 1e9

@@ -360,13 +360,29 @@ def _one_path(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     mirror there sees the second come out of an idle port while the first still waits in
     a busy one, sooner after it than the wire allows. Numbered by the pairs themselves,
     not by arithmetic on the codes: a streamed capture's codes are 62-bit address hashes,
-    whose products wrapped (and, negative, read as unknown)."""
+    whose products wrapped (and, negative, read as unknown). Each side is ranked first, so
+    the pair is one int64 below len(src)^2, numbered as np.unique(axis=0) numbers the rows
+    (by source, then destination) without its row sort (~0.1 s of 128k rows)."""
     known = (src >= 0) & (dst >= 0)
     if not len(src):
         return np.zeros(0, np.int64)
-    pairs = np.stack([src.astype(np.int64), dst.astype(np.int64)], axis=1)
-    codes = np.unique(pairs, axis=0, return_inverse=True)[1].reshape(-1)
-    return np.where(known, codes, -1)
+    src_rank, _ = _ranks(src)
+    dst_rank, dst_values = _ranks(dst)
+    return np.where(known, _ranks(src_rank * dst_values + dst_rank)[0], -1)
+
+
+def _ranks(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each value's rank among the distinct values (np.unique's inverse, as int64), and
+    how many there are: counted over the range when it is narrow (address codes), else
+    sorted (a streamed capture's address hashes)."""
+    low, high = int(values.min()), int(values.max())
+    if high - low > 4 * len(values) + 4096:
+        distinct, inverse = np.unique(values, return_inverse=True)
+        return inverse.astype(np.int64).reshape(-1), len(distinct)
+    offset = values.astype(np.int64) - low
+    seen = np.bincount(offset, minlength=high - low + 1) > 0
+    rank = np.cumsum(seen) - 1
+    return rank[offset], int(rank[-1]) + 1
 
 
 def _SLOWEST_FRAME(wire_bytes: int) -> int:
