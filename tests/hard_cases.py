@@ -1300,6 +1300,34 @@ SKIP_THEN_BACK_CASE: tuple[dict[str, Any], int] = (
 # truth's retransmitted_packets counts every PSN not beyond the highest seen, late
 # originals too, which the analysis does not count as resent. (scenario overrides, seed)
 LATE_ORIGINAL_CASES: list[tuple[dict[str, Any], int]] = [
+    # A go-back-0 NIC at a receiver, requests lost before it: the original came right
+    # after the whole go-back-0 run that took the NAK of its very PSN (the run's copy of
+    # it the first the capture saw), with no cause of its own.
+    (
+        {
+            "ops": ("send",),
+            "recovery": "go-back-0",
+            "vantage": "receiver",
+            "qps": 1,
+            "messages": 7,
+            "message_size": 16384,
+            "start_psn": 16777215,
+            "losses": (
+                Loss(rate=0.012503344077387431, before_mirror=True),
+                Loss(every=53),
+            ),
+            "max_packets": 3000,
+            "window": 16,
+            "ack_req_every": 0,
+            "timeout": 8,
+            "link_delay_ns": 200,
+            "reorder_rate": 0.013614253169106815,
+            "mtu": 256,
+            "requesters": 2,
+            "responders": 1,
+        },
+        620,
+    ),
     # At a mirror: a first copy of a skipped PSN 330 ns after its NAK, where this path's
     # shortest answer is 1.2 us: sooner after the NAK than the sender could answer it.
     (

@@ -1117,8 +1117,11 @@ static int no_cause_but_timer(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
 }
 
 /* A second copy of a PSN the capture saw skipped, whose first copy it saw was a resend (the
- * original unseen), coming again with no cause (no_cause): a NIC resends only for a NAK, a
- * timer or a run it resumes, and each cause the capture showed has its resend already. Were
+ * original unseen) that began a run of resends or sat in a run that took the NAK of that
+ * very PSN (a go-back-0 from its message's first), coming again with no cause (no_cause,
+ * and no NAK left above it inside its message: a go-back-0 of that NAK whose first resends
+ * were lost, nak_above_in_message): a NIC resends only for a NAK, a timer or a run it
+ * resumes, and each cause the capture showed has its resend already. Were
  * the original lost before the capture point, this copy would be a resend with no cause: it
  * is the original, late (a sprayed path), and no resend. (Only a NAK the capture point did
  * not record, or a resend of the first copy's run delayed past it on the path, would make it
@@ -1129,7 +1132,11 @@ static int late_copy_of_resent(Machine *m, Conv *c, Py_ssize_t i, int64_t e, Slo
     if (orig->count != 1 || !(r->flags[orig->ev] & F_LATE) || !(r->flags[orig->ev] & F_RESENT))
         return 0;
     int32_t ep = r->episode[orig->ev];
-    if (ep < 0 || m->eps.at[ep].n_resent < 2 || m->eps.at[ep].first_ev != orig->ev)
+    if (ep < 0 || m->eps.at[ep].n_resent < 2)
+        return 0;
+    const Episode *R = &m->eps.at[ep];
+    if (R->first_ev != orig->ev &&
+        (R->nak_ev < 0 || R->nak_ext != e || nak_above_in_message(m, c, i, e) >= 0))
         return 0;
     if (c->open >= 0 && e >= m->eps.at[c->open].cursor)
         return 0;
