@@ -1300,6 +1300,34 @@ SKIP_THEN_BACK_CASE: tuple[dict[str, Any], int] = (
 # truth's retransmitted_packets counts every PSN not beyond the highest seen, late
 # originals too, which the analysis does not count as resent. (scenario overrides, seed)
 LATE_ORIGINAL_CASES: list[tuple[dict[str, Any], int]] = [
+    # A go-back-0 NIC at a receiver, requests lost before it: the original came right
+    # after the whole go-back-0 run that took the NAK of its very PSN (the run's copy of
+    # it the first the capture saw), with no cause of its own.
+    (
+        {
+            "ops": ("send",),
+            "recovery": "go-back-0",
+            "vantage": "receiver",
+            "qps": 1,
+            "messages": 7,
+            "message_size": 16384,
+            "start_psn": 16777215,
+            "losses": (
+                Loss(rate=0.012503344077387431, before_mirror=True),
+                Loss(every=53),
+            ),
+            "max_packets": 3000,
+            "window": 16,
+            "ack_req_every": 0,
+            "timeout": 8,
+            "link_delay_ns": 200,
+            "reorder_rate": 0.013614253169106815,
+            "mtu": 256,
+            "requesters": 2,
+            "responders": 1,
+        },
+        620,
+    ),
     # At a mirror: a first copy of a skipped PSN 330 ns after its NAK, where this path's
     # shortest answer is 1.2 us: sooner after the NAK than the sender could answer it.
     (
@@ -1743,3 +1771,80 @@ REISSUE_INSIDE_A_RUN: tuple[dict[str, Any], int] = (
     },
     815,
 )
+
+# Go-back-0 NICs on a sprayed path: the first copy the capture saw of a skipped PSN (its
+# original unseen) came inside or beside a resend run and was read as a resend, but was
+# the original, late. Which copy was the original is open (`late_frames`):
+# (scenario overrides, seed)
+LATE_FIRST_COPY_CASES: list[tuple[dict[str, Any], int]] = [
+    # At a mirror: the late original landed right after the NAK's first resend (the PSN
+    # before it), and the NIC's resend of it came right after, no request between.
+    (
+        {
+            "ops": ("write", "write", "read"),
+            "recovery": "go-back-0",
+            "vantage": "mirror",
+            "qps": 1,
+            "messages": 7,
+            "message_size": 2048,
+            "start_psn": 100,
+            "losses": (Loss(rate=0.01229746103945927, direction="response", kind="nak"),),
+            "max_packets": 3000,
+            "window": 64,
+            "ack_req_every": 0,
+            "timeout": 8,
+            "link_delay_ns": 200,
+            "reorder_rate": 0.021389060809166475,
+            "capture_drop_rate": 0.002246155992359258,
+            "ip_version": 6,
+        },
+        147,
+    ),
+    # At a mirror: the late original skipped forward out of a go-back-0 run, which went
+    # back right after it and on through its PSN (the skip taken out of the run, alone).
+    (
+        {
+            "ops": ("write_imm",),
+            "recovery": "go-back-0",
+            "vantage": "mirror",
+            "qps": 1,
+            "messages": 6,
+            "message_size": 16384,
+            "start_psn": 16777200,
+            "losses": (Loss(rate=0.01831967904168618, direction="any", kind="any"),),
+            "max_packets": 3000,
+            "window": 16,
+            "ack_req_every": 0,
+            "timeout": 8,
+            "link_delay_ns": 500,
+            "reorder_rate": 0.024917346401879245,
+            "ip_version": 6,
+        },
+        692,
+    ),
+    # At a receiver, two requesters: the late original came after the NAK its skip drew,
+    # during a run of READ re-issues, and was read as that NAK's answer split off the run;
+    # the NAK's go-back-0 came later, read as the re-issue run resumed at its message's
+    # first PSN, through the late original's PSN again.
+    (
+        {
+            "ops": ("read", "write", "write"),
+            "recovery": "go-back-0",
+            "vantage": "receiver",
+            "qps": 1,
+            "messages": 2,
+            "message_size": 16384,
+            "start_psn": 16777200,
+            "losses": (Loss(rate=0.025982905541861914, direction="any", kind="any"),),
+            "max_packets": 3000,
+            "window": 8,
+            "ack_req_every": 16,
+            "timeout": 8,
+            "link_delay_ns": 500,
+            "reorder_rate": 0.017490162999050717,
+            "requesters": 2,
+            "responders": 2,
+        },
+        264,
+    ),
+]

@@ -20,6 +20,7 @@ from hard_cases import (
     GO_BACK_0_AT_ITS_NAKED_FIRST,
     HARD_CASES,
     INTERLEAVED_READ_RUNS,
+    LATE_FIRST_COPY_CASES,
     LATE_ORIGINAL_CASES,
     MESSAGE_START_BESIDE_FIRST_COPY,
     OPEN_CASES,
@@ -371,6 +372,22 @@ def test_lone_first_copy_below_the_conversations_first_is_left_open(
     assert len(lone) and (lone["packets"] == 1).all()
     assert (lone["trigger_certainty"] == "uncertain").all()
     assert [[f] for f in lone["first_frame"]] == lone["late_frames"].tolist()
+
+
+@pytest.mark.parametrize("clock", ["ns", "us"])
+@pytest.mark.parametrize("case", range(len(LATE_FIRST_COPY_CASES)))
+def test_late_first_copy_beside_a_run_is_left_open(tmp_path: Path, case: int, clock: str) -> None:
+    """The first copy the capture saw of a skipped PSN came inside or beside a resend run,
+    and another copy followed with no cause of its own (right after it, or in the run it
+    stepped out of, or in the run resumed through its PSN): that first copy may be the
+    original, late on a sprayed path (the truth), or a resend. It is listed in
+    `late_frames`, no false resend and no confident wrong answer."""
+    mix, seed = LATE_FIRST_COPY_CASES[case]
+    a, truth, _ = analyzed_right(tmp_path, "clean", seed, clock, **mix)
+    seen = seen_at(truth)
+    listed = {int(f) for frames in a.retransmissions["late_frames"] for f in frames}
+    originals = [f for f in listed if seen.wire["episode"][seen.wire_ids[f - 1]] < 0]
+    assert originals
 
 
 @pytest.mark.parametrize("clock", ["ns", "us"])

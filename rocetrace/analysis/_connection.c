@@ -609,6 +609,7 @@ static int resumes_cut(Machine *m, const Conv *c, Py_ssize_t i, int64_t e)
  * exactly where an episode it cut had stopped resumes that episode. */
 static Py_ssize_t late_first_copies(Machine *m, Conv *c, Py_ssize_t i, int64_t e);
 static void first_copies_open(Machine *m, Conv *c, Py_ssize_t i, int64_t e);
+static void first_copies_resumed_over(Machine *m, Conv *c, Py_ssize_t i, int64_t e);
 static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end,
                           Slot *orig, int kind)
 {
@@ -626,6 +627,7 @@ static void start_episode(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t 
     if (k < 0 && c->cut >= 0 && !c->new_data && resumes_cut(m, c, i, e)) {
         Episode *E = &m->eps.at[c->cut];
         E->resumed++;
+        first_copies_resumed_over(m, c, i, e);
         /* right after the split's whole selective repeat of this PSN: that split is no more
          * of this run, and this copy no answer of its NAK (after_whole_repeat) */
         int whole = after_whole_repeat(m, c, e);
@@ -771,7 +773,10 @@ static Episode *swap_resumed_copy(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
  * of place: a copy from elsewhere (an earlier run's resend, late on a path that reorders),
  * and this resend more of the run. Not where the skip went to the newest PSN sent (a run
  * ends there). The skip is taken out of the run into a lone episode of its own (no cause
- * the capture shows), and the run goes on. Returns 1 when it was. */
+ * the capture shows), and the run goes on. Where the skip was the first copy the capture
+ * saw of its PSN (its original unseen), it may as well be that original, late on the same
+ * path, as a resend: it is flagged F_OPEN (which copy was the original is open). Returns 1
+ * when it was. */
 static int skip_out_of_place(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
 {
     Run *r = m->r;
@@ -816,6 +821,8 @@ static int skip_out_of_place(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
     L->prev_ev = q - 1; /* events are grouped by conversation */
     L->prev_req_ev = before;
     r->episode[q] = (int32_t)(m->eps.n - 1);
+    if (!orig || orig->ev == q)
+        r->flags[q] |= F_OPEN;
     return 1;
 }
 
@@ -1110,8 +1117,11 @@ static int no_cause_but_timer(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
 }
 
 /* A second copy of a PSN the capture saw skipped, whose first copy it saw was a resend (the
- * original unseen), coming again with no cause (no_cause): a NIC resends only for a NAK, a
- * timer or a run it resumes, and each cause the capture showed has its resend already. Were
+ * original unseen) that began a run of resends or sat in a run that took the NAK of that
+ * very PSN (a go-back-0 from its message's first), coming again with no cause (no_cause,
+ * and no NAK left above it inside its message: a go-back-0 of that NAK whose first resends
+ * were lost, nak_above_in_message): a NIC resends only for a NAK, a timer or a run it
+ * resumes, and each cause the capture showed has its resend already. Were
  * the original lost before the capture point, this copy would be a resend with no cause: it
  * is the original, late (a sprayed path), and no resend. (Only a NAK the capture point did
  * not record, or a resend of the first copy's run delayed past it on the path, would make it
@@ -1122,7 +1132,11 @@ static int late_copy_of_resent(Machine *m, Conv *c, Py_ssize_t i, int64_t e, Slo
     if (orig->count != 1 || !(r->flags[orig->ev] & F_LATE) || !(r->flags[orig->ev] & F_RESENT))
         return 0;
     int32_t ep = r->episode[orig->ev];
-    if (ep < 0 || m->eps.at[ep].n_resent < 2 || m->eps.at[ep].first_ev != orig->ev)
+    if (ep < 0 || m->eps.at[ep].n_resent < 2)
+        return 0;
+    const Episode *R = &m->eps.at[ep];
+    if (R->first_ev != orig->ev &&
+        (R->nak_ev < 0 || R->nak_ext != e || nak_above_in_message(m, c, i, e) >= 0))
         return 0;
     if (c->open >= 0 && e >= m->eps.at[c->open].cursor)
         return 0;
@@ -1132,6 +1146,27 @@ static int late_copy_of_resent(Machine *m, Conv *c, Py_ssize_t i, int64_t e, Slo
     mark_reordered(m, c, i, skip);
     orig->count++;
     return 1;
+}
+
+/* A second copy of a PSN the capture saw skipped, right after its first copy (no request
+ * between), that first copy read as a resend (its original unseen), and this copy with no
+ * cause (no_cause): a NIC resends only for a NAK, a timer or a run it resumes, so were the
+ * first copy a resend this one would have none, unless the first copy was a resend and
+ * this the original, late on a path that reorders. The first copy may be the original,
+ * late, landing just before the resend it drew; which copy was the original is open, and
+ * both copies are flagged F_OPEN (the copy stays a resend: the capture cannot say which). */
+static void open_copy_after_first(Machine *m, Conv *c, Py_ssize_t i, int64_t e, Slot *orig)
+{
+    Run *r = m->r;
+    int32_t first = r->flags[orig->ev];
+    if (orig->count != 1 || orig->ev != c->prev_req_ev || !(first & F_LATE) ||
+        !(first & F_RESENT))
+        return;
+    int64_t skip = gap_over(m, c, e);
+    if (skip < 0 || !no_cause(m, c, i, e, skip))
+        return;
+    r->flags[orig->ev] |= F_OPEN;
+    r->flags[i] |= F_OPEN;
 }
 
 /* Does episode `o` stand alone: it cut no run (it began after new data, or the capture's
@@ -1238,6 +1273,25 @@ static void first_copies_open(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
     Py_ssize_t k = nak_of_first_copies(m, c, i, e, &skip);
     if (k >= 0)
         open_original(m, m->naks.at[k].taker, i);
+}
+
+/* Resend i (PSN `e`) resumes the run the open episode cut, at the PSN of the NAK that
+ * episode took or at the first PSN of that PSN's message, where the open episode holds
+ * first copies alone (first_copies_skip): the resumed run goes through those PSNs again,
+ * and may be that NAK's answer instead (a go-back-N from the NAKed PSN, a go-back-0 from
+ * its message's first), the first copies the originals, late on a path that reorders, as
+ * well as the NAK's answer themselves: which copy was the original is open
+ * (open_original). */
+static void first_copies_resumed_over(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
+{
+    if (c->open < 0 || c->open == c->cut)
+        return;
+    const Episode *S = &m->eps.at[c->open];
+    if (S->conv != c->id || S->nak_ev < 0 || e > S->nak_ext ||
+        (e < S->nak_ext && !same_message(m, S->nak_ext, e)) ||
+        first_copies_skip(m, c, c->open) < 0)
+        return;
+    open_original(m, c->open, i);
 }
 
 static Py_ssize_t late_first_copies(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
@@ -1442,6 +1496,8 @@ static void on_request(Machine *m, Conv *c, Py_ssize_t i)
         note(m, c, 'O');
         return;
     }
+    if (orig)
+        open_copy_after_first(m, c, i, e, orig);
     r->flags[i] |= F_RESENT;
     note(m, c, 'R');
     if (orig) {
