@@ -300,10 +300,12 @@ def late_copy(c: Conversations) -> np.ndarray:
     return out
 
 
-def lone_late_copy(c: Conversations, trigger: np.ndarray) -> np.ndarray:
+def lone_late_copy(c: Conversations, trigger: np.ndarray, upstream: np.ndarray) -> np.ndarray:
     """Per episode: is it one resend alone, of a PSN the run before it passed over, that
     took a NAK, right before a restart of no cause (`trigger` unknown) that could answer
-    that NAK (at its PSN, or at the first PSN of its message: a go-back-0)? On a path that
+    that NAK (at its PSN, or at the first PSN of its message: a go-back-0; where its
+    conversation loses requests before the capture point, `upstream` per episode, anywhere
+    between the two: a go-back-0 whose first resends were lost on the way)? On a path that
     reorders, the lone resend may be the run's own copy, late (the responder NAKed the
     hole meanwhile), and the restart the NAK's answer; the other reading leaves the restart
     no cause, which needs a NAK the capture did not show."""
@@ -316,7 +318,8 @@ def lone_late_copy(c: Conversations, trigger: np.ndarray) -> np.ndarray:
     nxt = ks + 1
     back = (e["start_kind"][nxt] == START_RESTART) & (trigger[nxt] == "unknown")
     at = e["start_ext"][nxt]
-    back &= (at == e["nak_ext"][ks]) | ((at == e["msg_first"][ks]) & (at <= e["nak_ext"][ks]))
+    first, nak = e["msg_first"][ks], e["nak_ext"][ks]
+    back &= (at == nak) | (((at == first) | (upstream[ks] & (at > first))) & (at <= nak))
     out[ks] = back & passed_over(c, ks)
     return out
 

@@ -149,7 +149,8 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     rnr_early, rnr_on_time = _rnr_timing(x, e, trigger, wait - lost)  # early: not by wait
     certainty[above & (since >= MIN_ACK_TIMEOUT_NS - slack) & ~rnr_on_time] = UNCERTAIN
     certainty[trigger == "unknown"] = UNCERTAIN
-    certainty[cn.late_copy(c) | cn.lone_late_copy(c, trigger)] = UNCERTAIN
+    upstream = x.losses_upstream[e["conv"]]
+    certainty[cn.late_copy(c) | cn.lone_late_copy(c, trigger, upstream)] = UNCERTAIN
     certainty[cn.copy_of_earlier_run(c)] = UNCERTAIN
     # a restart whose NAK is within the slack of it (the NAK may have come after), going
     # back right after its run skipped forward over its PSN: that skip may be a copy from
@@ -1403,6 +1404,8 @@ def _timeout_silence(
         (trigger == "timeout") & (e["nak_ev"] < 0) & went_back & (certainty != UNCERTAIN)
     )
     asked = _nak_before_timer(x, e, timeouts) | _rnr_retry_fits(x, e, timeouts)
+    asked |= _original_open(x, e)[timeouts]  # a NAK's answer, were a late copy the original
+    asked |= _dropped_nak_fits(x, e, trigger, timeouts)
     certainty[timeouts[asked]] = UNCERTAIN
     timeouts = timeouts[~asked]
     x.seen["timer_floor_ns"] = x.seen["timer_lo_ns"] = None
@@ -1451,6 +1454,49 @@ def _nak_before_timer(x: Context, e: np.ndarray, ks: np.ndarray) -> np.ndarray:
     floor = cn.path_floor(c, conv)
     lag = np.where(floor >= 0, floor, cn.slowest_answers(c)[conv]) + x.tol.slack_ns
     return seen & (c.ts[start] - c.ts[progress] - lag < MIN_ACK_TIMEOUT_NS)
+
+
+def _dropped_nak_fits(x: Context, e: np.ndarray, trigger: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    """Per timeout episode of `ks`, where the capture point drops frames (_capture_drops):
+    its silence since the last request before it is no longer than the slowest NAK answer
+    its sending host shows in the capture, plus the path's slowest answer (the NAK a
+    request caused reaches the sender up to a round trip after it). It may answer a NAK
+    the capture point dropped: a NIC busy with other queues answers NAKs that slowly."""
+    out = np.zeros(len(ks), bool)
+    if len(ks) == 0 or not _capture_drops(x.conv):
+        return out
+    c = x.conv
+    naks = np.flatnonzero((trigger == "nak") & (e["nak_ev"] >= 0))
+    wait = pd.Series(c.ts[e["first_ev"][naks]] - c.ts[e["nak_ev"][naks]])
+    slowest = wait.groupby(_hosts(x, e)[naks]).max()
+    host = pd.Series(_hosts(x, e)[ks]).map(slowest).fillna(-1).to_numpy(np.int64)
+    silence = c.ts[e["first_ev"][ks]] - _ts(c, e["prev_req_ev"][ks])
+    lag = cn.slowest_answers(c)[e["conv"][ks]] + x.tol.slack_ns
+    return (host >= 0) & (e["prev_req_ev"][ks] >= 0) & (silence <= host + lag)
+
+
+def _capture_drops(c: cn.Conversations) -> bool:
+    """Did the capture point miss frames that passed it: PSNs skipped in new data that no
+    copy of was ever captured, yet the responder acknowledged them (an ACK or READ
+    response at or beyond them, a NAK beyond them)? Every copy that reached the responder
+    passed this capture point unseen: a sniffer drops frames (of any kind, a NAK too)."""
+    gaps = np.flatnonzero((c.kind == REQUEST) & (c.gap > 0))
+    if not len(gaps):
+        return False
+    requests = np.flatnonzero(c.kind == REQUEST)
+    acks = np.flatnonzero(np.isin(c.kind, (ACK, ATOMIC_ACK, READ_RESPONSE)))
+    naks = np.flatnonzero(np.isin(c.kind, (NAK, RNR_NAK)))
+    level = pd.concat(
+        [pd.Series(c.ext[acks], c.conv[acks]), pd.Series(c.ext[naks] - 1, c.conv[naks])]
+    )
+    acked = level.groupby(level.index).max()
+    for g in gaps.tolist():  # gaps are few
+        conv, lo, hi = int(c.conv[g]), int(c.ext[g] - c.gap[g]), int(c.ext[g])
+        mine = requests[c.conv[requests] == conv]
+        seen = ((c.ext[mine] >= lo) & (c.ext[mine] < hi)).any()
+        if not seen and acked.get(conv, lo - 1) >= hi - 1:
+            return True
+    return False
 
 
 def _rnr_retry_fits(x: Context, e: np.ndarray, ks: np.ndarray) -> np.ndarray:
@@ -2472,13 +2518,15 @@ def episode_table(x: Context) -> tuple[pd.DataFrame, np.ndarray]:
 
 def _with_held_naks(x: Context, e: np.ndarray) -> np.ndarray:
     """The episodes as the table shows them: a run held by a pause (_held_runs) names the
-    NAK of the run it went on from."""
+    NAK of the run it went on from; in episode order, so a run held twice names its first
+    part's (the part before it holds no NAK of its own)."""
     held = np.flatnonzero(x.held_of >= 0) if len(x.held_of) == len(e) else np.zeros(0, np.int64)
     if not len(held):
         return e
     e = e.copy()
-    for col in ("nak_ev", "nak_ext", "nak_kind"):
-        e[col][held] = e[col][x.held_of[held]]
+    for k in held.tolist():  # such runs are few
+        for col in ("nak_ev", "nak_ext", "nak_kind"):
+            e[col][k] = e[col][x.held_of[k]]
     return e
 
 
