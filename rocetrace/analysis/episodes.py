@@ -2105,30 +2105,30 @@ def _below_ack(x: Context, e: np.ndarray, trigger: np.ndarray, hidden: np.ndarra
     a go-back-N that had the NAK restarts at or above it, and a go-back-0's NAK acknowledges
     only what precedes its message, so a restart below only NAKs is at the sender's first
     unacknowledged PSN whatever its policy. A READ response the requester cannot have
-    kept does not count either (_acked_in_sequence). A restart inside a message whose
-    first resends may have been lost before the capture point (`hidden`, _hidden_first)
-    may have begun at the message's first PSN: that PSN counts as its start."""
+    kept does not count either (_acked_in_sequence). So too a restart inside a message
+    below such an ACK whose first resends may have been lost before the capture point
+    (`hidden`, _hidden_first): a go-back-0 from the message's first PSN, or a go-back-N
+    whose sender never got the ACK (a sender that had it restarts above it)."""
     c = x.conv
     msg_start = np.isin(e["start_pos"], (POS_FIRST, POS_ONLY)) | (hidden > 0)
-    start = np.where(hidden > 0, e["msg_first"], e["start_ext"])
-    below = (trigger == "timeout") & (start <= _acked_by_responses(c, e)) & msg_start
+    below = (trigger == "timeout") & (e["start_ext"] <= _acked_by_responses(c, e)) & msg_start
     for k in np.flatnonzero(below).tolist():  # timer restarts below a response are few
-        below[k] = _acked_in_sequence(x, e, k, int(start[k]))
+        below[k] = _acked_in_sequence(x, e, k)
     return below
 
 
-def _acked_in_sequence(x: Context, e: np.ndarray, k: int, start: int) -> bool:
+def _acked_in_sequence(x: Context, e: np.ndarray, k: int) -> bool:
     """Did an ACK or response the capture saw before episode `k`'s first resend acknowledge
-    PSN `start` (its restart's) or beyond, other than a READ response the requester cannot
-    have kept? A requester takes READ responses in PSN order only (one beyond the next it
-    expects is dropped) and re-issues a READ from the next response it expects: a READ
-    request asked again below a response's PSN after that response shows the requester
-    did not keep it (had it kept it, it would expect beyond it; had it not yet had it, it
-    came while the requester expected the re-issued PSN, below it, on the same path). Only
-    a READ asked again inside a READ's span (at a PSN no original request took) shows that: one at a
+    its first PSN or beyond, other than a READ response the requester cannot have kept? A
+    requester takes READ responses in PSN order only (one beyond the next it expects is
+    dropped) and re-issues a READ from the next response it expects: a READ request asked
+    again below a response's PSN after that response shows the requester did not keep it
+    (had it kept it, it would expect beyond it; had it not yet had it, it came while the
+    requester expected the re-issued PSN, below it, on the same path). Only a READ asked
+    again inside a READ's span (at a PSN no original request took) shows that: one at a
     READ's own first PSN may be a go-back-0's restart of the whole READ, whatever it kept."""
     c = x.conv
-    first = int(e["first_ev"][k])
+    first, start = int(e["first_ev"][k]), int(e["start_ext"][k])
     lo = int(np.searchsorted(c.conv, e["conv"][k]))  # events are grouped by conversation
     ev = np.arange(lo, first)
     sent = (c.flags[ev] & cn.UNSENT) == 0
