@@ -329,10 +329,13 @@ def copy_of_earlier_run(c: Conversations) -> np.ndarray:
     PSN an earlier run of its conversation passed over (resent PSNs below and above it,
     not it) since the last new data, where the capture already showed the path reordering
     that conversation's requests (_reorder_seen)? That resend may be the earlier run's own
-    copy, late, rather than an answer of its own: the NAK it takes may be another's."""
+    copy, late, rather than an answer of its own: the NAK it takes may be another's. So
+    too several resends that skip forward, each of a PSN an earlier run passed over: a
+    NIC's run goes on PSN by PSN, and these are what that run's late copies look like."""
     e = c.episodes
     out = np.zeros(len(e), bool)
-    lone = (e["n_resent"] == 1) & np.isin(e["start_kind"], (START_RESTART, START_ASKED))
+    going_back = np.isin(e["start_kind"], (START_RESTART, START_ASKED))
+    lone = ((e["n_resent"] == 1) | (e["skips"] > 0)) & going_back
     ks = np.flatnonzero(lone & _reorder_seen(c, e))
     if not len(ks):
         return out
@@ -345,12 +348,14 @@ def copy_of_earlier_run(c: Conversations) -> np.ndarray:
     np.maximum.at(hi, ep, ext)
     of_episode = pd.Series(ext).groupby(ep).indices
     for k in ks.tolist():  # lone resends going back on a reordering path: few
-        p = int(e["start_ext"][k])
         at = int(np.searchsorted(new, e["first_ev"][k])) - 1
         since = new[at] if at >= 0 and c.conv[new[at]] == e["conv"][k] else -1
         earlier = (e["conv"][:k] == e["conv"][k]) & (e["first_ev"][:k] >= since)
-        runs = np.flatnonzero(earlier & (lo[:k] < p) & (p < hi[:k]))
-        out[k] = any(not (ext[of_episode[j]] == p).any() for j in runs.tolist())
+        passed = []
+        for p in ext[of_episode[k]].tolist():
+            runs = np.flatnonzero(earlier & (lo[:k] < p) & (p < hi[:k]))
+            passed.append(any(not (ext[of_episode[j]] == p).any() for j in runs.tolist()))
+        out[k] = all(passed)
     return out
 
 

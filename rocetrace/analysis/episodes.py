@@ -144,6 +144,7 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # on time (the other reading needs the ACK timer to fire at that very moment)
     above = _above_nak(e)
     certainty[above & (certainty == CERTAIN)] = LIKELY
+    certainty[above & _right_after_no_cause(e, trigger)] = UNCERTAIN
     since = t0 - c.ts[_progress_before(c, e["conv"], e["first_ev"])]
     lost = _lost_wire_ns(x, e, above)  # the retry began before its first resend seen
     rnr_early, rnr_on_time = _rnr_timing(x, e, trigger, wait - lost)  # early: not by wait
@@ -231,6 +232,19 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     certainty[_after_reordering(x, e)] = UNCERTAIN  # last: whatever the rules above read
     certainty[_original_open(x, e)] = UNCERTAIN
     return trigger, certainty
+
+
+def _right_after_no_cause(e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
+    """Episodes right after a restart of no cause in their conversation (no NAK, sooner
+    than any timer: `trigger` unknown), no request between. A NIC goes back only for a NAK,
+    a timer or a run it resumes: such a restart shows copies arriving out of place (a path
+    that reorders, or a NAK the capture point missed), and the run after it may be more of
+    them, an earlier run's copies, late, rather than an answer of its own."""
+    out = np.zeros(len(e), bool)
+    ks = np.flatnonzero(e["conv"][1:] == e["conv"][:-1]) + 1
+    prev = ks - 1
+    out[ks] = (trigger[prev] == "unknown") & (e["prev_req_ev"][ks] == e["last_ev"][prev])
+    return out
 
 
 def _unanswered_naks(
@@ -1776,6 +1790,7 @@ def _modes(
     # begun at that PSN's message, which only a message begun at that PSN rules out
     above = _above_nak(e)
     certainty[above & (certainty == CERTAIN)] = LIKELY
+    certainty[above & _right_after_no_cause(e, trigger)] = UNCERTAIN
     # unless the same NIC shows a certain go-back-N (from inside a message) for the same
     # operation class and cause: it is no go-back-0 NIC (recovery is a NIC setting)
     back_n = (mode == "go-back-n") & (shown_policy == "go-back-n")
