@@ -1743,3 +1743,118 @@ REISSUE_INSIDE_A_RUN: tuple[dict[str, Any], int] = (
     },
     815,
 )
+
+
+# A go-back-0 NIC at a mirror (25 Gb/s, requests lost before it): a NAK's go-back-0 from a
+# WRITE's first PSN, which the mirror never saw (lost on the way), then the ACK timer's
+# restart, its message's first PSN lost again. The restart the capture shows begins inside
+# the message, below an ACK it saw: a go-back-0, or a go-back-N whose sender never got the
+# ACK; read as a certain go-back-N (a resend no NAK asked for).
+TIMER_INSIDE_A_MESSAGE_BELOW_AN_ACK: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("write_imm", "read"),
+        "recovery": "go-back-0",
+        "vantage": "mirror",
+        "qps": 1,
+        "messages": 8,
+        "message_size": 8192,
+        "start_psn": 100,
+        "losses": (
+            Loss(rate=0.02096726378340887, direction="response", kind="read_response"),
+            Loss(rate=0.04564405562562436, before_mirror=True),
+        ),
+        "max_packets": 3000,
+        "window": 16,
+        "ack_req_every": 4,
+        "timeout": 8,
+        "link_delay_ns": 200,
+        "requesters": 2,
+        "responders": 2,
+        "ip_version": 6,
+        "ack_delay_ns": 2000,
+    },
+    783,
+)
+
+# A go-back-0 NIC at a receiver that drops frames, two requesters on a path that reorders:
+# the sending hosts answer NAKs behind their other QPs' windows, tens of microseconds late.
+# A restart that a late original left without its NAK measured the "timer" (14 us), and a
+# slow NAK answer became a likely timeout; at 25 Gb/s a run's copy that came late, right
+# after the NAK its lateness drew, took that NAK (certain), while the NIC's go-back-0 for it
+# lost its first resend on the way; and a NAK the capture point dropped left its answer a
+# certain timeout, 17 us after the last request.
+NAK_ANSWERS_BEHIND_OTHER_QPS: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send", "read"),
+        "recovery": "go-back-0",
+        "vantage": "receiver",
+        "qps": 3,
+        "messages": 4,
+        "message_size": 16384,
+        "start_psn": None,
+        "losses": (Loss(every=33),),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 0,
+        "timeout": 10,
+        "link_delay_ns": 200,
+        "reorder_rate": 0.01248027305771365,
+        "capture_drop_rate": 0.00913631347601429,
+        "requesters": 2,
+        "responders": 1,
+    },
+    966,
+)
+
+# A go-back-0 NIC at a receiver on a path that reorders and loses requests: the copies of a
+# timer's run came late and out of place. A pair of them (no NAK, no timer) was a restart of
+# no cause, and the next pair, above the PSN of a NAK seen before, was read as that NAK's
+# answer with its first resends lost (likely); at 400 Gb/s two copies of PSNs the run had
+# passed over, the first right after the NAK its lateness drew, as that NAK's (certain).
+COPIES_OUT_OF_PLACE: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send",),
+        "recovery": "go-back-0",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 8,
+        "message_size": 16384,
+        "start_psn": 0xFFFFF0,
+        "losses": (Loss(rate=0.012634575192819218, direction="any", kind="any"), Loss(every=18)),
+        "max_packets": 3000,
+        "window": 8,
+        "ack_req_every": 4,
+        "timeout": 6,
+        "link_delay_ns": 500,
+        "reorder_rate": 0.021464668824110262,
+        "vlan": 100,
+    },
+    912,
+)
+
+# A go-back-N NIC at a receiver, PFC after losses (25 Gb/s): a NAK's run paused twice, so
+# the capture shows it in three parts, each after a silence no timer explains. The second
+# part took the first's NAK, but the third named none (the NAK of the part before it, which
+# had none of its own yet): a likely NAK trigger with no NAK frame.
+RUN_HELD_TWICE: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send", "write"),
+        "recovery": "go-back-n",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 6,
+        "message_size": 4096,
+        "start_psn": 0xFFFFF0,
+        "losses": (Loss(every=26),),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 16,
+        "timeout": 6,
+        "link_delay_ns": 500,
+        "pfc_on_loss": PfcOnLoss(),
+        "capture_drop_rate": 0.008478307854203181,
+        "requesters": 2,
+        "responders": 2,
+    },
+    165,
+)
