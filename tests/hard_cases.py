@@ -1858,3 +1858,64 @@ RUN_HELD_TWICE: tuple[dict[str, Any], int] = (
     },
     165,
 )
+
+
+# A selective-repeat NIC's SENDs at a receiver that drops frames, requests lost on the way
+# (microsecond clock): a NAK's go-back-N resent a SEND's PSN, then the newest, the PSNs
+# between lost, in a conversation whose new data showed no gap. Read as a certain selective
+# repeat, though no NIC repeats a SEND selectively.
+SEND_SKIP_WITH_NO_GAP_SEEN: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send", "write_imm", "write"),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 3,
+        "messages": 4,
+        "message_size": 2048,
+        "start_psn": None,
+        "losses": (
+            Loss(rate=0.03213727329384091, direction="response", kind="any"),
+            Loss(rate=0.03457374038209357),
+        ),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 0,
+        "timeout": 8,
+        "link_delay_ns": 500,
+        "reorder_rate": 0.010844849424576065,
+        "rnr_naks": 2,
+        "capture_drop_rate": 0.0072798728869772076,
+        "vlan": 100,
+    },
+    365,
+)
+
+# A go-back-N NIC at a receiver, PFC after losses on a path that reorders (microsecond
+# clock): a run's resend came late, alone, right after the NAK its lateness drew, and the
+# NIC's answer to that NAK came 49 us later (paused). Read as the NAK's answer (certain)
+# and a timer's restart (certain); the other reading, the lone resend a late copy and the
+# restart the NAK's slow answer, fits as well.
+LONE_COPY_BEFORE_A_SLOW_ANSWER: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("read", "send"),
+        "recovery": "go-back-n",
+        "vantage": "receiver",
+        "qps": 2,
+        "messages": 2,
+        "message_size": 4096,
+        "start_psn": None,
+        "losses": (Loss(rate=0.02842916191363957, direction="any", kind="any"),),
+        "max_packets": 3000,
+        "window": 16,
+        "ack_req_every": 0,
+        "timeout": 6,
+        "link_delay_ns": 500,
+        "reorder_rate": 0.02653559324246419,
+        "pfc_on_loss": PfcOnLoss(),
+        "capture_drop_rate": 0.006808983695160843,
+        "mtu": 256,
+        "requesters": 2,
+        "responders": 1,
+    },
+    829,
+)

@@ -22,6 +22,7 @@ from hard_cases import (
     HARD_CASES,
     INTERLEAVED_READ_RUNS,
     LATE_ORIGINAL_CASES,
+    LONE_COPY_BEFORE_A_SLOW_ANSWER,
     MESSAGE_START_BESIDE_FIRST_COPY,
     NAK_ANSWERS_BEHIND_OTHER_QPS,
     OPEN_CASES,
@@ -30,6 +31,7 @@ from hard_cases import (
     REORDER_CASES,
     RESUMED_AS_REPEAT,
     RUN_HELD_TWICE,
+    SEND_SKIP_WITH_NO_GAP_SEEN,
     SKIP_THEN_BACK_CASE,
     TIMER_INSIDE_A_MESSAGE_BELOW_AN_ACK,
 )
@@ -1453,3 +1455,24 @@ def test_run_held_twice_names_its_first_parts_nak(tmp_path: Path) -> None:
     naks = eps[(eps["trigger"] == "nak") & (eps["trigger_certainty"] != "uncertain")]
     assert len(naks) >= 3
     assert naks["nak_frame"].notna().all()
+
+
+def test_send_skip_to_the_newest_is_no_selective_repeat(tmp_path: Path) -> None:
+    """A selective-repeat NIC's go-back-N for a SEND's NAK, seen at a receiver with its
+    resends between the NAKed PSN and the newest lost on the way, where the conversation's
+    new data showed no gap: no NIC repeats a SEND selectively, so the skip shows resends
+    lost (or missed by the capture point), not a selective repeat; go-back-N, likely."""
+    a = _analyzed_right_on(tmp_path, SEND_SKIP_WITH_NO_GAP_SEEN, "us")
+    eps = a.retransmissions
+    assert not ((eps["mode"] == "selective-repeat") & (eps["mode_certainty"] == "certain")).any()
+
+
+def test_lone_copy_before_a_slow_answer_leaves_both_triggers_open(tmp_path: Path) -> None:
+    """A lone resend right after the NAK its lateness drew, then the NIC's answer 49 us
+    later (paused): the NAK's answer and a timer's restart, or a late copy and the NAK's
+    slow answer. Both triggers are open."""
+    a = _analyzed_right_on(tmp_path, LONE_COPY_BEFORE_A_SLOW_ANSWER, "us")
+    eps = a.retransmissions
+    pair = eps[eps["start_psn"] == 13426511]
+    assert len(pair) == 2
+    assert (pair["trigger_certainty"] == "uncertain").all()

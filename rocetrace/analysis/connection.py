@@ -309,19 +309,43 @@ def lone_late_copy(c: Conversations, trigger: np.ndarray, upstream: np.ndarray) 
     reorders, the lone resend may be the run's own copy, late (the responder NAKed the
     hole meanwhile), and the restart the NAK's answer; the other reading leaves the restart
     no cause, which needs a NAK the capture did not show."""
+    out = np.zeros(len(c.episodes), bool)
+    ks = _lone_copies_before_restarts(c, upstream)
+    out[ks] = trigger[ks + 1] == "unknown"
+    return out
+
+
+def lone_late_copy_before_timer(
+    c: Conversations, trigger: np.ndarray, upstream: np.ndarray
+) -> np.ndarray:
+    """Per episode: such a lone resend (lone_late_copy) right before a timer's restart that
+    could answer its NAK, and that restart. Two readings stand: the lone resend the NAK's
+    answer (the rest of its run lost on the way) and the restart the timer's, or the lone
+    resend the run's own copy, late (the first the capture shows of a path that reorders),
+    and the restart the NAK's answer, slow (held by a PFC pause the capture point does not
+    see, say): both triggers are open."""
+    out = np.zeros(len(c.episodes), bool)
+    ks = _lone_copies_before_restarts(c, upstream)
+    ks = ks[trigger[ks + 1] == "timeout"]
+    out[ks] = out[ks + 1] = True
+    return out
+
+
+def _lone_copies_before_restarts(c: Conversations, upstream: np.ndarray) -> np.ndarray:
+    """Episodes of one resend, of a PSN the run before it passed over, that took a NAK,
+    right before a restart in their conversation that could answer that NAK (lone_late_copy)."""
     e = c.episodes
-    out = np.zeros(len(e), bool)
     ks = np.flatnonzero(
         np.isin(e["start_kind"][:-1], (START_FIRST, START_RESTART)) & (e["n_resent"][:-1] == 1)
         & (e["nak_ev"][:-1] >= 0) & (e["conv"][:-1] == e["conv"][1:])
     )  # fmt: skip
     nxt = ks + 1
-    back = (e["start_kind"][nxt] == START_RESTART) & (trigger[nxt] == "unknown")
+    back = e["start_kind"][nxt] == START_RESTART
     at = e["start_ext"][nxt]
     first, nak = e["msg_first"][ks], e["nak_ext"][ks]
     back &= (at == nak) | (((at == first) | (upstream[ks] & (at > first))) & (at <= nak))
-    out[ks] = back & passed_over(c, ks)
-    return out
+    ks = ks[back]
+    return ks[passed_over(c, ks)]
 
 
 def copy_of_earlier_run(c: Conversations) -> np.ndarray:

@@ -152,6 +152,7 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     certainty[trigger == "unknown"] = UNCERTAIN
     upstream = x.losses_upstream[e["conv"]]
     certainty[cn.late_copy(c) | cn.lone_late_copy(c, trigger, upstream)] = UNCERTAIN
+    certainty[cn.lone_late_copy_before_timer(c, trigger, upstream)] = UNCERTAIN
     certainty[cn.copy_of_earlier_run(c)] = UNCERTAIN
     # a restart whose NAK is within the slack of it (the NAK may have come after), going
     # back right after its run skipped forward over its PSN: that skip may be a copy from
@@ -1678,13 +1679,16 @@ def _modes(
     certainty[gb0 & (e["own_nak_seen"] == 1) & ~x.own_answered] = UNCERTAIN
     certainty[gb0 & x.own_answered] = LIKELY  # as its trigger (_own_nak_answered)
     upstream = x.losses_upstream[e["conv"]]
-    certainty[tail_skip & ~overtaken & ~upstream] = CERTAIN
+    # no NIC repeats a SEND selectively (selective repeat covers RDMA READ and WRITE only):
+    # a SEND run's skip shows resends lost on the way or missed by the capture point
+    repeat = tail_skip & ~overtaken & ~_sends_only(x, e)
+    certainty[repeat & ~upstream] = CERTAIN
     # back to back where requests are lost upstream: a switch queue between the loss and
     # the capture point may have closed the gap a lost resend left, so only likely
-    certainty[_back_to_back(x, e, tail_skip & ~overtaken & upstream)] = LIKELY
+    certainty[_back_to_back(x, e, repeat & upstream)] = LIKELY
     # a go-back-N would have lost every resend the skip passes over, more in a row than the
     # path loses anywhere else in the capture
-    burst = tail_skip & ~overtaken & (certainty != CERTAIN) & (e["skipped"] >= 2)
+    burst = repeat & (certainty != CERTAIN) & (e["skipped"] >= 2)
     certainty[burst & (e["skipped"] > _longest_loss(x.conv)[e["conv"]])] = LIKELY
     hidden_any = _hidden_first(x, e, trigger, gb0)
     # a timer's restart whose message begins at or above the first PSN not acknowledged: a
@@ -1718,10 +1722,11 @@ def _modes(
     sends_only = _sends_only(x, e, reached=True)
     cut_run = sends_only & (middle == 0) & (e["skips"] == 0)
     cut_run &= e["end_ext"] < e["last_sent_first"]
-    # a SEND's first resend, then a skip to the newest, where the capture point loses
-    # requests: no NIC repeats a SEND selectively, and a go-back-N that lost the PSNs the
-    # skip passed over on the way sends the same (the policy, as for what both resend)
-    send_skip = tail_skip & ~overtaken & upstream & _sends_only(x, e)
+    # a SEND's first resend, then a skip to the newest: no NIC repeats a SEND selectively,
+    # and a go-back-N whose resends the skip passed over were lost on the way (or missed by
+    # the capture point, which may drop frames) sends the same (the policy, as for what
+    # both resend)
+    send_skip = tail_skip & ~overtaken & _sends_only(x, e)
     either = (same_packets | cut_short | cut_run | below_ack | (tail_skip & overtaken)) & ~gb0
     either = (either | send_skip) & (certainty != CERTAIN)
     # an episode of open cause shows no policy for a cause (a run held by a pause, say), nor
