@@ -1919,3 +1919,34 @@ LONE_COPY_BEFORE_A_SLOW_ANSWER: tuple[dict[str, Any], int] = (
     },
     829,
 )
+
+
+# A go-back-N NIC at a receiver on a path that reorders (microsecond clock): two resends of
+# a NAK's run came late, after the run's last, the first right after the NAK its lateness
+# drew. Two resends that skip forward, each of a PSN the run passed over, read as that
+# NAK's answer (certain) before any late original showed the path reordering: a NIC's run
+# goes on PSN by PSN, so they are what the run's late copies look like, and a capture point
+# that saw requests lost before it is behind a stretch of path that may reorder.
+SKIPPING_COPIES_OF_A_RUN: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send", "write", "write"),
+        "recovery": "go-back-n",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 7,
+        "message_size": 4096,
+        "start_psn": 100,
+        "losses": (Loss(every=23),),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 4,
+        "timeout": 10,
+        "link_delay_ns": 500,
+        "reorder_rate": 0.019571580448739162,
+        "pfc_on_loss": PfcOnLoss(),
+        "requesters": 2,
+        "responders": 2,
+        "ip_version": 6,
+    },
+    480,
+)

@@ -33,6 +33,7 @@ from hard_cases import (
     RUN_HELD_TWICE,
     SEND_SKIP_WITH_NO_GAP_SEEN,
     SKIP_THEN_BACK_CASE,
+    SKIPPING_COPIES_OF_A_RUN,
     TIMER_INSIDE_A_MESSAGE_BELOW_AN_ACK,
 )
 from hypothesis import HealthCheck, given, settings
@@ -1476,3 +1477,15 @@ def test_lone_copy_before_a_slow_answer_leaves_both_triggers_open(tmp_path: Path
     pair = eps[eps["start_psn"] == 13426511]
     assert len(pair) == 2
     assert (pair["trigger_certainty"] == "uncertain").all()
+
+
+def test_skipping_copies_of_a_run_take_no_nak(tmp_path: Path) -> None:
+    """Two of a go-back-N run's resends arriving late at a receiver that saw requests lost
+    before it, the first right after the NAK its lateness drew, each a PSN the run passed
+    over: a NIC's run goes on PSN by PSN, so they may be the run's late copies (the capture
+    point is behind a stretch of path that may reorder). Their NAK is open."""
+    a = _analyzed_right_on(tmp_path, SKIPPING_COPIES_OF_A_RUN, "us")
+    eps = a.retransmissions
+    skipping = eps[(eps["packets"] == 2) & (eps["start_psn"] == 120) & (eps["trigger"] == "nak")]
+    assert len(skipping) == 1
+    assert skipping["trigger_certainty"].iloc[0] == "uncertain"

@@ -355,12 +355,17 @@ def copy_of_earlier_run(c: Conversations) -> np.ndarray:
     that conversation's requests (_reorder_seen)? That resend may be the earlier run's own
     copy, late, rather than an answer of its own: the NAK it takes may be another's. So
     too several resends that skip forward, each of a PSN an earlier run passed over: a
-    NIC's run goes on PSN by PSN, and these are what that run's late copies look like."""
+    NIC's run goes on PSN by PSN, and these are what that run's late copies look like; for
+    those, a capture point that saw its conversation's requests lost before it will do (it
+    is behind a stretch of path, which may reorder; at the sender copies come in order)."""
     e = c.episodes
     out = np.zeros(len(e), bool)
     going_back = np.isin(e["start_kind"], (START_RESTART, START_ASKED))
-    lone = ((e["n_resent"] == 1) | (e["skips"] > 0)) & going_back
-    ks = np.flatnonzero(lone & _reorder_seen(c, e))
+    behind = np.zeros(int(max(e["conv"].max(initial=-1), c.conv.max(initial=-1))) + 1, bool)
+    behind[c.conv[(c.flags & (GAP | LATE)) != 0]] = True
+    skipping = (e["skips"] > 0) & (_reorder_seen(c, e) | behind[e["conv"]])
+    lone = (e["n_resent"] == 1) & _reorder_seen(c, e)
+    ks = np.flatnonzero((lone | skipping) & going_back)
     if not len(ks):
         return out
     new = np.flatnonzero((c.flags & NEW) != 0)
