@@ -1848,3 +1848,210 @@ LATE_FIRST_COPY_CASES: list[tuple[dict[str, Any], int]] = [
         264,
     ),
 ]
+
+
+# A go-back-0 NIC at a mirror (25 Gb/s, requests lost before it): a NAK's go-back-0 from a
+# WRITE's first PSN, which the mirror never saw (lost on the way), then the ACK timer's
+# restart, its message's first PSN lost again. The restart the capture shows begins inside
+# the message, below an ACK it saw: a go-back-0, or a go-back-N whose sender never got the
+# ACK; read as a certain go-back-N (a resend no NAK asked for).
+TIMER_INSIDE_A_MESSAGE_BELOW_AN_ACK: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("write_imm", "read"),
+        "recovery": "go-back-0",
+        "vantage": "mirror",
+        "qps": 1,
+        "messages": 8,
+        "message_size": 8192,
+        "start_psn": 100,
+        "losses": (
+            Loss(rate=0.02096726378340887, direction="response", kind="read_response"),
+            Loss(rate=0.04564405562562436, before_mirror=True),
+        ),
+        "max_packets": 3000,
+        "window": 16,
+        "ack_req_every": 4,
+        "timeout": 8,
+        "link_delay_ns": 200,
+        "requesters": 2,
+        "responders": 2,
+        "ip_version": 6,
+        "ack_delay_ns": 2000,
+    },
+    783,
+)
+
+# A go-back-0 NIC at a receiver that drops frames, two requesters on a path that reorders:
+# the sending hosts answer NAKs behind their other QPs' windows, tens of microseconds late.
+# A restart that a late original left without its NAK measured the "timer" (14 us), and a
+# slow NAK answer became a likely timeout; at 25 Gb/s a run's copy that came late, right
+# after the NAK its lateness drew, took that NAK (certain), while the NIC's go-back-0 for it
+# lost its first resend on the way; and a NAK the capture point dropped left its answer a
+# certain timeout, 17 us after the last request.
+NAK_ANSWERS_BEHIND_OTHER_QPS: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send", "read"),
+        "recovery": "go-back-0",
+        "vantage": "receiver",
+        "qps": 3,
+        "messages": 4,
+        "message_size": 16384,
+        "start_psn": None,
+        "losses": (Loss(every=33),),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 0,
+        "timeout": 10,
+        "link_delay_ns": 200,
+        "reorder_rate": 0.01248027305771365,
+        "capture_drop_rate": 0.00913631347601429,
+        "requesters": 2,
+        "responders": 1,
+    },
+    966,
+)
+
+# A go-back-0 NIC at a receiver on a path that reorders and loses requests: the copies of a
+# timer's run came late and out of place. A pair of them (no NAK, no timer) was a restart of
+# no cause, and the next pair, above the PSN of a NAK seen before, was read as that NAK's
+# answer with its first resends lost (likely); at 400 Gb/s two copies of PSNs the run had
+# passed over, the first right after the NAK its lateness drew, as that NAK's (certain).
+COPIES_OUT_OF_PLACE: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send",),
+        "recovery": "go-back-0",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 8,
+        "message_size": 16384,
+        "start_psn": 0xFFFFF0,
+        "losses": (Loss(rate=0.012634575192819218, direction="any", kind="any"), Loss(every=18)),
+        "max_packets": 3000,
+        "window": 8,
+        "ack_req_every": 4,
+        "timeout": 6,
+        "link_delay_ns": 500,
+        "reorder_rate": 0.021464668824110262,
+        "vlan": 100,
+    },
+    912,
+)
+
+# A go-back-N NIC at a receiver, PFC after losses (25 Gb/s): a NAK's run paused twice, so
+# the capture shows it in three parts, each after a silence no timer explains. The second
+# part took the first's NAK, but the third named none (the NAK of the part before it, which
+# had none of its own yet): a likely NAK trigger with no NAK frame.
+RUN_HELD_TWICE: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send", "write"),
+        "recovery": "go-back-n",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 6,
+        "message_size": 4096,
+        "start_psn": 0xFFFFF0,
+        "losses": (Loss(every=26),),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 16,
+        "timeout": 6,
+        "link_delay_ns": 500,
+        "pfc_on_loss": PfcOnLoss(),
+        "capture_drop_rate": 0.008478307854203181,
+        "requesters": 2,
+        "responders": 2,
+    },
+    165,
+)
+
+
+# A selective-repeat NIC's SENDs at a receiver that drops frames, requests lost on the way
+# (microsecond clock): a NAK's go-back-N resent a SEND's PSN, then the newest, the PSNs
+# between lost, in a conversation whose new data showed no gap. Read as a certain selective
+# repeat, though no NIC repeats a SEND selectively.
+SEND_SKIP_WITH_NO_GAP_SEEN: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send", "write_imm", "write"),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 3,
+        "messages": 4,
+        "message_size": 2048,
+        "start_psn": None,
+        "losses": (
+            Loss(rate=0.03213727329384091, direction="response", kind="any"),
+            Loss(rate=0.03457374038209357),
+        ),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 0,
+        "timeout": 8,
+        "link_delay_ns": 500,
+        "reorder_rate": 0.010844849424576065,
+        "rnr_naks": 2,
+        "capture_drop_rate": 0.0072798728869772076,
+        "vlan": 100,
+    },
+    365,
+)
+
+# A go-back-N NIC at a receiver, PFC after losses on a path that reorders (microsecond
+# clock): a run's resend came late, alone, right after the NAK its lateness drew, and the
+# NIC's answer to that NAK came 49 us later (paused). Read as the NAK's answer (certain)
+# and a timer's restart (certain); the other reading, the lone resend a late copy and the
+# restart the NAK's slow answer, fits as well.
+LONE_COPY_BEFORE_A_SLOW_ANSWER: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("read", "send"),
+        "recovery": "go-back-n",
+        "vantage": "receiver",
+        "qps": 2,
+        "messages": 2,
+        "message_size": 4096,
+        "start_psn": None,
+        "losses": (Loss(rate=0.02842916191363957, direction="any", kind="any"),),
+        "max_packets": 3000,
+        "window": 16,
+        "ack_req_every": 0,
+        "timeout": 6,
+        "link_delay_ns": 500,
+        "reorder_rate": 0.02653559324246419,
+        "pfc_on_loss": PfcOnLoss(),
+        "capture_drop_rate": 0.006808983695160843,
+        "mtu": 256,
+        "requesters": 2,
+        "responders": 1,
+    },
+    829,
+)
+
+
+# A go-back-N NIC at a receiver on a path that reorders (microsecond clock): two resends of
+# a NAK's run came late, after the run's last, the first right after the NAK its lateness
+# drew. Two resends that skip forward, each of a PSN the run passed over, read as that
+# NAK's answer (certain) before any late original showed the path reordering: a NIC's run
+# goes on PSN by PSN, so they are what the run's late copies look like, and a capture point
+# that saw requests lost before it is behind a stretch of path that may reorder.
+SKIPPING_COPIES_OF_A_RUN: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send", "write", "write"),
+        "recovery": "go-back-n",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 7,
+        "message_size": 4096,
+        "start_psn": 100,
+        "losses": (Loss(every=23),),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 4,
+        "timeout": 10,
+        "link_delay_ns": 500,
+        "reorder_rate": 0.019571580448739162,
+        "pfc_on_loss": PfcOnLoss(),
+        "requesters": 2,
+        "responders": 2,
+        "ip_version": 6,
+    },
+    480,
+)

@@ -16,19 +16,26 @@ import numpy as np
 import pytest
 from hard_cases import (
     BACK_TO_BACK_CASE,
+    COPIES_OUT_OF_PLACE,
     FIRST_BELOW_CASES,
     GO_BACK_0_AT_ITS_NAKED_FIRST,
     HARD_CASES,
     INTERLEAVED_READ_RUNS,
     LATE_FIRST_COPY_CASES,
     LATE_ORIGINAL_CASES,
+    LONE_COPY_BEFORE_A_SLOW_ANSWER,
     MESSAGE_START_BESIDE_FIRST_COPY,
+    NAK_ANSWERS_BEHIND_OTHER_QPS,
     OPEN_CASES,
     REISSUE_INSIDE_A_RUN,
     REISSUE_OR_OVERTAKEN_NAK,
     REORDER_CASES,
     RESUMED_AS_REPEAT,
+    RUN_HELD_TWICE,
+    SEND_SKIP_WITH_NO_GAP_SEEN,
     SKIP_THEN_BACK_CASE,
+    SKIPPING_COPIES_OF_A_RUN,
+    TIMER_INSIDE_A_MESSAGE_BELOW_AN_ACK,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -1462,3 +1469,89 @@ def test_rnr_retries_on_time_read_where_the_path_shows_no_nak_answer(
     assert len(eps) == len(seen_at(truth).episodes) >= 2
     assert (eps["trigger"] == "rnr").all()
     assert (eps["trigger_certainty"] != "uncertain").all()
+
+
+def _analyzed_right_on(tmp_path: Path, case: tuple[dict[str, Any], int], clock: str) -> Any:
+    """A pinned mix analysed on one clock or link, held to the NICs' truth: the analysis."""
+    mix, seed = case
+    ov = dict(mix, link_speed_bps=LINKS[clock]) if clock in LINKS else mix
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, "ns" if clock in LINKS else clock, **ov)
+    return a
+
+
+def test_timer_restart_inside_a_message_below_an_ack_leaves_its_mode_open(
+    tmp_path: Path,
+) -> None:
+    """A go-back-0 NIC's timer restart seen at a mirror inside a WRITE, below an ACK the
+    mirror saw, the message's first PSN lost on the way: a go-back-0 from that PSN, or a
+    go-back-N whose sender never got the ACK (one that had it restarts above it). The
+    capture cannot tell: no certain go-back-N from the resends no NAK asked for."""
+    a = _analyzed_right_on(tmp_path, TIMER_INSIDE_A_MESSAGE_BELOW_AN_ACK, "25G")
+    eps = a.retransmissions
+    inside = eps[(eps["trigger"] == "timeout") & (eps["start_psn"] == 149)]
+    assert len(inside) == 1
+    assert inside["mode_certainty"].iloc[0] == "uncertain"
+
+
+@pytest.mark.parametrize("clock", ["ns", "25G"])
+def test_nak_answers_behind_other_qps_are_no_timeouts(tmp_path: Path, clock: str) -> None:
+    """Go-back-0 NICs answering NAKs tens of microseconds late, behind their other QPs'
+    windows, seen at a receiver that drops frames on a path that reorders: a restart a late
+    original left without its NAK measures no timer, a NAK the capture point dropped leaves
+    its slow answer open, and a run's late copy right after the NAK its lateness drew takes
+    that NAK in doubt only. No timeout is read, certain or likely, but the millisecond ones."""
+    a = _analyzed_right_on(tmp_path, NAK_ANSWERS_BEHIND_OTHER_QPS, clock)
+    eps = a.retransmissions
+    timers = eps[(eps["trigger"] == "timeout") & (eps["trigger_certainty"] != "uncertain")]
+    assert (timers["silence_ns"] > 1_000_000).all()
+
+
+@pytest.mark.parametrize("clock", ["ns", "us", "400G"])
+def test_copies_out_of_place_take_no_nak(tmp_path: Path, clock: str) -> None:
+    """A timer run's copies arriving late and out of place at a receiver: a run above a
+    NAK's PSN right after a restart of no cause, and copies of PSNs the run passed over that
+    skip forward, may be more such copies; their NAK is open, not likely or certain."""
+    _analyzed_right_on(tmp_path, COPIES_OUT_OF_PLACE, clock)
+
+
+def test_run_held_twice_names_its_first_parts_nak(tmp_path: Path) -> None:
+    """A NAK's go-back-N paused twice by PFC the receiver does not see: each later part
+    takes the run's trigger, and names the NAK its first part answered."""
+    a = _analyzed_right_on(tmp_path, RUN_HELD_TWICE, "25G")
+    eps = a.retransmissions
+    naks = eps[(eps["trigger"] == "nak") & (eps["trigger_certainty"] != "uncertain")]
+    assert len(naks) >= 3
+    assert naks["nak_frame"].notna().all()
+
+
+def test_send_skip_to_the_newest_is_no_selective_repeat(tmp_path: Path) -> None:
+    """A selective-repeat NIC's go-back-N for a SEND's NAK, seen at a receiver with its
+    resends between the NAKed PSN and the newest lost on the way, where the conversation's
+    new data showed no gap: no NIC repeats a SEND selectively, so the skip shows resends
+    lost (or missed by the capture point), not a selective repeat; go-back-N, likely."""
+    a = _analyzed_right_on(tmp_path, SEND_SKIP_WITH_NO_GAP_SEEN, "us")
+    eps = a.retransmissions
+    assert not ((eps["mode"] == "selective-repeat") & (eps["mode_certainty"] == "certain")).any()
+
+
+def test_lone_copy_before_a_slow_answer_leaves_both_triggers_open(tmp_path: Path) -> None:
+    """A lone resend right after the NAK its lateness drew, then the NIC's answer 49 us
+    later (paused): the NAK's answer and a timer's restart, or a late copy and the NAK's
+    slow answer. Both triggers are open."""
+    a = _analyzed_right_on(tmp_path, LONE_COPY_BEFORE_A_SLOW_ANSWER, "us")
+    eps = a.retransmissions
+    pair = eps[eps["start_psn"] == 13426511]
+    assert len(pair) == 2
+    assert (pair["trigger_certainty"] == "uncertain").all()
+
+
+def test_skipping_copies_of_a_run_take_no_nak(tmp_path: Path) -> None:
+    """Two of a go-back-N run's resends arriving late at a receiver that saw requests lost
+    before it, the first right after the NAK its lateness drew, each a PSN the run passed
+    over: a NIC's run goes on PSN by PSN, so they may be the run's late copies (the capture
+    point is behind a stretch of path that may reorder). Their NAK is open."""
+    a = _analyzed_right_on(tmp_path, SKIPPING_COPIES_OF_A_RUN, "us")
+    eps = a.retransmissions
+    skipping = eps[(eps["packets"] == 2) & (eps["start_psn"] == 120) & (eps["trigger"] == "nak")]
+    assert len(skipping) == 1
+    assert skipping["trigger_certainty"].iloc[0] == "uncertain"

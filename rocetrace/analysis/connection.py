@@ -303,25 +303,52 @@ def late_copy(c: Conversations) -> np.ndarray:
     return out
 
 
-def lone_late_copy(c: Conversations, trigger: np.ndarray) -> np.ndarray:
+def lone_late_copy(c: Conversations, trigger: np.ndarray, upstream: np.ndarray) -> np.ndarray:
     """Per episode: is it one resend alone, of a PSN the run before it passed over, that
     took a NAK, right before a restart of no cause (`trigger` unknown) that could answer
-    that NAK (at its PSN, or at the first PSN of its message: a go-back-0)? On a path that
+    that NAK (at its PSN, or at the first PSN of its message: a go-back-0; where its
+    conversation loses requests before the capture point, `upstream` per episode, anywhere
+    between the two: a go-back-0 whose first resends were lost on the way)? On a path that
     reorders, the lone resend may be the run's own copy, late (the responder NAKed the
     hole meanwhile), and the restart the NAK's answer; the other reading leaves the restart
     no cause, which needs a NAK the capture did not show."""
+    out = np.zeros(len(c.episodes), bool)
+    ks = _lone_copies_before_restarts(c, upstream)
+    out[ks] = trigger[ks + 1] == "unknown"
+    return out
+
+
+def lone_late_copy_before_timer(
+    c: Conversations, trigger: np.ndarray, upstream: np.ndarray
+) -> np.ndarray:
+    """Per episode: such a lone resend (lone_late_copy) right before a timer's restart that
+    could answer its NAK, and that restart. Two readings stand: the lone resend the NAK's
+    answer (the rest of its run lost on the way) and the restart the timer's, or the lone
+    resend the run's own copy, late (the first the capture shows of a path that reorders),
+    and the restart the NAK's answer, slow (held by a PFC pause the capture point does not
+    see, say): both triggers are open."""
+    out = np.zeros(len(c.episodes), bool)
+    ks = _lone_copies_before_restarts(c, upstream)
+    ks = ks[trigger[ks + 1] == "timeout"]
+    out[ks] = out[ks + 1] = True
+    return out
+
+
+def _lone_copies_before_restarts(c: Conversations, upstream: np.ndarray) -> np.ndarray:
+    """Episodes of one resend, of a PSN the run before it passed over, that took a NAK,
+    right before a restart in their conversation that could answer that NAK (lone_late_copy)."""
     e = c.episodes
-    out = np.zeros(len(e), bool)
     ks = np.flatnonzero(
         np.isin(e["start_kind"][:-1], (START_FIRST, START_RESTART)) & (e["n_resent"][:-1] == 1)
         & (e["nak_ev"][:-1] >= 0) & (e["conv"][:-1] == e["conv"][1:])
     )  # fmt: skip
     nxt = ks + 1
-    back = (e["start_kind"][nxt] == START_RESTART) & (trigger[nxt] == "unknown")
+    back = e["start_kind"][nxt] == START_RESTART
     at = e["start_ext"][nxt]
-    back &= (at == e["nak_ext"][ks]) | ((at == e["msg_first"][ks]) & (at <= e["nak_ext"][ks]))
-    out[ks] = back & passed_over(c, ks)
-    return out
+    first, nak = e["msg_first"][ks], e["nak_ext"][ks]
+    back &= (at == nak) | (((at == first) | (upstream[ks] & (at > first))) & (at <= nak))
+    ks = ks[back]
+    return ks[passed_over(c, ks)]
 
 
 def copy_of_earlier_run(c: Conversations) -> np.ndarray:
@@ -329,11 +356,19 @@ def copy_of_earlier_run(c: Conversations) -> np.ndarray:
     PSN an earlier run of its conversation passed over (resent PSNs below and above it,
     not it) since the last new data, where the capture already showed the path reordering
     that conversation's requests (_reorder_seen)? That resend may be the earlier run's own
-    copy, late, rather than an answer of its own: the NAK it takes may be another's."""
+    copy, late, rather than an answer of its own: the NAK it takes may be another's. So
+    too several resends that skip forward, each of a PSN an earlier run passed over: a
+    NIC's run goes on PSN by PSN, and these are what that run's late copies look like; for
+    those, a capture point that saw its conversation's requests lost before it will do (it
+    is behind a stretch of path, which may reorder; at the sender copies come in order)."""
     e = c.episodes
     out = np.zeros(len(e), bool)
-    lone = (e["n_resent"] == 1) & np.isin(e["start_kind"], (START_RESTART, START_ASKED))
-    ks = np.flatnonzero(lone & _reorder_seen(c, e))
+    going_back = np.isin(e["start_kind"], (START_RESTART, START_ASKED))
+    behind = np.zeros(int(max(e["conv"].max(initial=-1), c.conv.max(initial=-1))) + 1, bool)
+    behind[c.conv[(c.flags & (GAP | LATE)) != 0]] = True
+    skipping = (e["skips"] > 0) & (_reorder_seen(c, e) | behind[e["conv"]])
+    lone = (e["n_resent"] == 1) & _reorder_seen(c, e)
+    ks = np.flatnonzero((lone | skipping) & going_back)
     if not len(ks):
         return out
     new = np.flatnonzero((c.flags & NEW) != 0)
@@ -345,12 +380,14 @@ def copy_of_earlier_run(c: Conversations) -> np.ndarray:
     np.maximum.at(hi, ep, ext)
     of_episode = pd.Series(ext).groupby(ep).indices
     for k in ks.tolist():  # lone resends going back on a reordering path: few
-        p = int(e["start_ext"][k])
         at = int(np.searchsorted(new, e["first_ev"][k])) - 1
         since = new[at] if at >= 0 and c.conv[new[at]] == e["conv"][k] else -1
         earlier = (e["conv"][:k] == e["conv"][k]) & (e["first_ev"][:k] >= since)
-        runs = np.flatnonzero(earlier & (lo[:k] < p) & (p < hi[:k]))
-        out[k] = any(not (ext[of_episode[j]] == p).any() for j in runs.tolist())
+        passed = []
+        for p in ext[of_episode[k]].tolist():
+            runs = np.flatnonzero(earlier & (lo[:k] < p) & (p < hi[:k]))
+            passed.append(any(not (ext[of_episode[j]] == p).any() for j in runs.tolist()))
+        out[k] = all(passed)
     return out
 
 

@@ -144,12 +144,15 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # on time (the other reading needs the ACK timer to fire at that very moment)
     above = _above_nak(e)
     certainty[above & (certainty == CERTAIN)] = LIKELY
+    certainty[above & _right_after_no_cause(e, trigger)] = UNCERTAIN
     since = t0 - c.ts[_progress_before(c, e["conv"], e["first_ev"])]
     lost = _lost_wire_ns(x, e, above)  # the retry began before its first resend seen
     rnr_early, rnr_on_time = _rnr_timing(x, e, trigger, wait - lost)  # early: not by wait
     certainty[above & (since >= MIN_ACK_TIMEOUT_NS - slack) & ~rnr_on_time] = UNCERTAIN
     certainty[trigger == "unknown"] = UNCERTAIN
-    certainty[cn.late_copy(c) | cn.lone_late_copy(c, trigger)] = UNCERTAIN
+    upstream = x.losses_upstream[e["conv"]]
+    certainty[cn.late_copy(c) | cn.lone_late_copy(c, trigger, upstream)] = UNCERTAIN
+    certainty[cn.lone_late_copy_before_timer(c, trigger, upstream)] = UNCERTAIN
     certainty[cn.copy_of_earlier_run(c)] = UNCERTAIN
     # a restart whose NAK is within the slack of it (the NAK may have come after), going
     # back right after its run skipped forward over its PSN: that skip may be a copy from
@@ -230,6 +233,19 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     certainty[_after_reordering(x, e)] = UNCERTAIN  # last: whatever the rules above read
     certainty[_original_open(x, e)] = UNCERTAIN
     return trigger, certainty
+
+
+def _right_after_no_cause(e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
+    """Episodes right after a restart of no cause in their conversation (no NAK, sooner
+    than any timer: `trigger` unknown), no request between. A NIC goes back only for a NAK,
+    a timer or a run it resumes: such a restart shows copies arriving out of place (a path
+    that reorders, or a NAK the capture point missed), and the run after it may be more of
+    them, an earlier run's copies, late, rather than an answer of its own."""
+    out = np.zeros(len(e), bool)
+    ks = np.flatnonzero(e["conv"][1:] == e["conv"][:-1]) + 1
+    prev = ks - 1
+    out[ks] = (trigger[prev] == "unknown") & (e["prev_req_ev"][ks] == e["last_ev"][prev])
+    return out
 
 
 def _unanswered_naks(
@@ -1403,6 +1419,8 @@ def _timeout_silence(
         (trigger == "timeout") & (e["nak_ev"] < 0) & went_back & (certainty != UNCERTAIN)
     )
     asked = _nak_before_timer(x, e, timeouts) | _rnr_retry_fits(x, e, timeouts)
+    asked |= _original_open(x, e)[timeouts]  # a NAK's answer, were a late copy the original
+    asked |= _dropped_nak_fits(x, e, trigger, timeouts)
     certainty[timeouts[asked]] = UNCERTAIN
     timeouts = timeouts[~asked]
     x.seen["timer_floor_ns"] = x.seen["timer_lo_ns"] = None
@@ -1451,6 +1469,49 @@ def _nak_before_timer(x: Context, e: np.ndarray, ks: np.ndarray) -> np.ndarray:
     floor = cn.path_floor(c, conv)
     lag = np.where(floor >= 0, floor, cn.slowest_answers(c)[conv]) + x.tol.slack_ns
     return seen & (c.ts[start] - c.ts[progress] - lag < MIN_ACK_TIMEOUT_NS)
+
+
+def _dropped_nak_fits(x: Context, e: np.ndarray, trigger: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    """Per timeout episode of `ks`, where the capture point drops frames (_capture_drops):
+    its silence since the last request before it is no longer than the slowest NAK answer
+    its sending host shows in the capture, plus the path's slowest answer (the NAK a
+    request caused reaches the sender up to a round trip after it). It may answer a NAK
+    the capture point dropped: a NIC busy with other queues answers NAKs that slowly."""
+    out = np.zeros(len(ks), bool)
+    if len(ks) == 0 or not _capture_drops(x.conv):
+        return out
+    c = x.conv
+    naks = np.flatnonzero((trigger == "nak") & (e["nak_ev"] >= 0))
+    wait = pd.Series(c.ts[e["first_ev"][naks]] - c.ts[e["nak_ev"][naks]])
+    slowest = wait.groupby(_hosts(x, e)[naks]).max()
+    host = pd.Series(_hosts(x, e)[ks]).map(slowest).fillna(-1).to_numpy(np.int64)
+    silence = c.ts[e["first_ev"][ks]] - _ts(c, e["prev_req_ev"][ks])
+    lag = cn.slowest_answers(c)[e["conv"][ks]] + x.tol.slack_ns
+    return (host >= 0) & (e["prev_req_ev"][ks] >= 0) & (silence <= host + lag)
+
+
+def _capture_drops(c: cn.Conversations) -> bool:
+    """Did the capture point miss frames that passed it: PSNs skipped in new data that no
+    copy of was ever captured, yet the responder acknowledged them (an ACK or READ
+    response at or beyond them, a NAK beyond them)? Every copy that reached the responder
+    passed this capture point unseen: a sniffer drops frames (of any kind, a NAK too)."""
+    gaps = np.flatnonzero((c.kind == REQUEST) & (c.gap > 0))
+    if not len(gaps):
+        return False
+    requests = np.flatnonzero(c.kind == REQUEST)
+    acks = np.flatnonzero(np.isin(c.kind, (ACK, ATOMIC_ACK, READ_RESPONSE)))
+    naks = np.flatnonzero(np.isin(c.kind, (NAK, RNR_NAK)))
+    level = pd.concat(
+        [pd.Series(c.ext[acks], c.conv[acks]), pd.Series(c.ext[naks] - 1, c.conv[naks])]
+    )
+    acked = level.groupby(level.index).max()
+    for g in gaps.tolist():  # gaps are few
+        conv, lo, hi = int(c.conv[g]), int(c.ext[g] - c.gap[g]), int(c.ext[g])
+        mine = requests[c.conv[requests] == conv]
+        seen = ((c.ext[mine] >= lo) & (c.ext[mine] < hi)).any()
+        if not seen and acked.get(conv, lo - 1) >= hi - 1:
+            return True
+    return False
 
 
 def _rnr_retry_fits(x: Context, e: np.ndarray, ks: np.ndarray) -> np.ndarray:
@@ -1618,13 +1679,16 @@ def _modes(
     certainty[gb0 & (e["own_nak_seen"] == 1) & ~x.own_answered] = UNCERTAIN
     certainty[gb0 & x.own_answered] = LIKELY  # as its trigger (_own_nak_answered)
     upstream = x.losses_upstream[e["conv"]]
-    certainty[tail_skip & ~overtaken & ~upstream] = CERTAIN
+    # no NIC repeats a SEND selectively (selective repeat covers RDMA READ and WRITE only):
+    # a SEND run's skip shows resends lost on the way or missed by the capture point
+    repeat = tail_skip & ~overtaken & ~_sends_only(x, e)
+    certainty[repeat & ~upstream] = CERTAIN
     # back to back where requests are lost upstream: a switch queue between the loss and
     # the capture point may have closed the gap a lost resend left, so only likely
-    certainty[_back_to_back(x, e, tail_skip & ~overtaken & upstream)] = LIKELY
+    certainty[_back_to_back(x, e, repeat & upstream)] = LIKELY
     # a go-back-N would have lost every resend the skip passes over, more in a row than the
     # path loses anywhere else in the capture
-    burst = tail_skip & ~overtaken & (certainty != CERTAIN) & (e["skipped"] >= 2)
+    burst = repeat & (certainty != CERTAIN) & (e["skipped"] >= 2)
     certainty[burst & (e["skipped"] > _longest_loss(x.conv)[e["conv"]])] = LIKELY
     hidden_any = _hidden_first(x, e, trigger, gb0)
     # a timer's restart whose message begins at or above the first PSN not acknowledged: a
@@ -1646,7 +1710,7 @@ def _modes(
     more = _more_lost_than_go_back_n(e, trigger, hidden)
     _resolve_hidden_first(host, hidden, more, mode, certainty, nic, trigger == "nak")
     cut_short = (e["n_resent"] == 1) & (e["end_ext"] < e["last_sent_first"])
-    below_ack = _below_ack(x, e, trigger)
+    below_ack = _below_ack(x, e, trigger, _hidden_first(x, e, trigger, gb0))
     certainty[below_ack] = UNCERTAIN
     certainty[x.split_open] = UNCERTAIN  # its runs may be two episodes' (above)
     certainty[_resumed_into_repeat(x.conv, e)] = UNCERTAIN
@@ -1658,10 +1722,11 @@ def _modes(
     sends_only = _sends_only(x, e, reached=True)
     cut_run = sends_only & (middle == 0) & (e["skips"] == 0)
     cut_run &= e["end_ext"] < e["last_sent_first"]
-    # a SEND's first resend, then a skip to the newest, where the capture point loses
-    # requests: no NIC repeats a SEND selectively, and a go-back-N that lost the PSNs the
-    # skip passed over on the way sends the same (the policy, as for what both resend)
-    send_skip = tail_skip & ~overtaken & upstream & _sends_only(x, e)
+    # a SEND's first resend, then a skip to the newest: no NIC repeats a SEND selectively,
+    # and a go-back-N whose resends the skip passed over were lost on the way (or missed by
+    # the capture point, which may drop frames) sends the same (the policy, as for what
+    # both resend)
+    send_skip = tail_skip & ~overtaken & _sends_only(x, e)
     either = (same_packets | cut_short | cut_run | below_ack | (tail_skip & overtaken)) & ~gb0
     either = (either | send_skip) & (certainty != CERTAIN)
     # an episode of open cause shows no policy for a cause (a run held by a pause, say), nor
@@ -1730,6 +1795,7 @@ def _modes(
     # begun at that PSN's message, which only a message begun at that PSN rules out
     above = _above_nak(e)
     certainty[above & (certainty == CERTAIN)] = LIKELY
+    certainty[above & _right_after_no_cause(e, trigger)] = UNCERTAIN
     # unless the same NIC shows a certain go-back-N (from inside a message) for the same
     # operation class and cause: it is no go-back-0 NIC (recovery is a NIC setting)
     back_n = (mode == "go-back-n") & (shown_policy == "go-back-n")
@@ -2074,16 +2140,19 @@ def _go_back_0(e: np.ndarray) -> np.ndarray:
     return (e["nak_ev"] >= 0) & (e["start_ext"] < e["nak_ext"])
 
 
-def _below_ack(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
+def _below_ack(x: Context, e: np.ndarray, trigger: np.ndarray, hidden: np.ndarray) -> np.ndarray:
     """Timer restarts at a message's first PSN below an ACK or response the capture saw: a
     go-back-0, or a go-back-N whose sender never got that ACK (lost after the capture
     point): the capture cannot tell which. A NAK's implied acknowledgement does not count:
     a go-back-N that had the NAK restarts at or above it, and a go-back-0's NAK acknowledges
     only what precedes its message, so a restart below only NAKs is at the sender's first
     unacknowledged PSN whatever its policy. A READ response the requester cannot have
-    kept does not count either (_acked_in_sequence)."""
+    kept does not count either (_acked_in_sequence). So too a restart inside a message
+    below such an ACK whose first resends may have been lost before the capture point
+    (`hidden`, _hidden_first): a go-back-0 from the message's first PSN, or a go-back-N
+    whose sender never got the ACK (a sender that had it restarts above it)."""
     c = x.conv
-    msg_start = np.isin(e["start_pos"], (POS_FIRST, POS_ONLY))
+    msg_start = np.isin(e["start_pos"], (POS_FIRST, POS_ONLY)) | (hidden > 0)
     below = (trigger == "timeout") & (e["start_ext"] <= _acked_by_responses(c, e)) & msg_start
     for k in np.flatnonzero(below).tolist():  # timer restarts below a response are few
         below[k] = _acked_in_sequence(x, e, k)
@@ -2491,13 +2560,15 @@ def episode_table(x: Context) -> tuple[pd.DataFrame, np.ndarray]:
 
 def _with_held_naks(x: Context, e: np.ndarray) -> np.ndarray:
     """The episodes as the table shows them: a run held by a pause (_held_runs) names the
-    NAK of the run it went on from."""
+    NAK of the run it went on from; in episode order, so a run held twice names its first
+    part's (the part before it holds no NAK of its own)."""
     held = np.flatnonzero(x.held_of >= 0) if len(x.held_of) == len(e) else np.zeros(0, np.int64)
     if not len(held):
         return e
     e = e.copy()
-    for col in ("nak_ev", "nak_ext", "nak_kind"):
-        e[col][held] = e[col][x.held_of[held]]
+    for k in held.tolist():  # such runs are few
+        for col in ("nak_ev", "nak_ext", "nak_kind"):
+            e[col][k] = e[col][x.held_of[k]]
     return e
 
 
