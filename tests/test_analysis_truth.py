@@ -371,9 +371,7 @@ def test_lone_first_copy_below_the_conversations_first_is_left_open(
     point (or sent before it saw the conversation) for a cause it cannot show. Listed in
     `late_frames`, its episode uncertain: no false resend, no confident wrong answer."""
     mix, seed = FIRST_BELOW_CASES[case]
-    a, truth = analyzed(tmp_path, "clean", seed, clock, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, clock, **mix)
     eps = a.retransmissions
     lone = eps[eps["late_frames"].map(len) > 0]
     assert len(lone) and (lone["packets"] == 1).all()
@@ -407,9 +405,7 @@ def test_message_start_copy_beside_a_first_copy_that_took_its_nak_is_open(
     own PSN's NAK, were the first copy the original, late: which copy was the original is
     open, both listed in `late_frames` and both episodes uncertain."""
     mix, seed = MESSAGE_START_BESIDE_FIRST_COPY
-    a, truth = analyzed(tmp_path, "clean", seed, clock, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, clock, **mix)
     eps = a.retransmissions
     listed = eps[eps["late_frames"].map(len) > 0]
     assert len(listed) >= 2 and (listed["trigger_certainty"] == "uncertain").all()
@@ -428,9 +424,7 @@ def test_read_at_the_next_psn_of_a_run_past_its_read_is_more_of_the_run(
     selective repeat."""
     mix, seed = INTERLEAVED_READ_RUNS
     ov = dict(mix, link_speed_bps=LINKS[clock]) if clock in LINKS else mix
-    a, truth = analyzed(tmp_path, "clean", seed, "ns" if clock in LINKS else clock, **ov)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    analyzed_right(tmp_path, "clean", seed, "ns" if clock in LINKS else clock, **ov)
 
 
 def _graded(tmp_path: Path, case: tuple[dict[str, Any], int], clock: str) -> Any:
@@ -731,9 +725,7 @@ def test_split_before_an_older_naks_answer_is_more_of_its_run(tmp_path: Path) ->
     splits were more of the run, and each NAK is the selective repeat's (its PSN, then the
     newest) that comes after that answer, not one run of open mode."""
     mix, seed = HARD_CASES[16]
-    a, truth = analyzed(tmp_path, "clean", seed, "us", **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, g = analyzed_right(tmp_path, "clean", seed, "us", **mix)
     eps = a.retransmissions
     repeats = eps[(eps["trigger"] == "nak") & (eps["mode"] == "selective-repeat")]
     repeats = repeats[(repeats[["trigger_certainty", "mode_certainty"]] != "uncertain").all(axis=1)]
@@ -750,9 +742,7 @@ def test_nak_after_an_older_naks_restart_leaves_a_resumed_copy_swapped(tmp_path:
     in order, so the skip is no answer to the NAK of the newest, and the copies swap, the
     READ's selective repeat likely, as on a nanosecond clock."""
     mix, seed = HARD_CASES[31]
-    a, truth = analyzed(tmp_path, "clean", seed, "us", **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, g = analyzed_right(tmp_path, "clean", seed, "us", **mix)
     eps = a.retransmissions
     repeats = eps[(eps["trigger"] == "nak") & (eps["mode"] == "selective-repeat")]
     repeats = repeats[(repeats[["trigger_certainty", "mode_certainty"]] != "uncertain").all(axis=1)]
@@ -1033,9 +1023,7 @@ def test_run_keeps_its_mode_beside_a_split_of_the_newest_it_resumed_with(tmp_pat
     keeps its go-back-N (the split's lone resend of the newest is what both policies
     send)."""
     mix, seed = HARD_CASES[31]
-    a, truth = analyzed(tmp_path, "clean", seed, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, g = analyzed_right(tmp_path, "clean", seed, **mix)
     assert g.uncertain == 0
     eps, packets = a.retransmissions, a.packets.set_index("frame")
     last = packets[packets["episode"].notna()].groupby("episode").apply(lambda p: p.index.max())
@@ -1059,9 +1047,7 @@ def test_rnr_retry_on_time_weighs_the_slack_of_two_intervals(tmp_path: Path, clo
     between two timestamps, each a slack off at most on a jittery clock: the retry is on
     time within twice the slack, likely, not the ACK timer's at that very moment."""
     mix, seed = HARD_CASES[43]
-    a, truth = analyzed(tmp_path, "clean", seed, clock, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, clock, **mix)
     eps = a.retransmissions
     retries = eps[(eps["trigger"] == "rnr") & (eps["silence_ns"] < 1_000_000)]
     assert len(retries) == 2
@@ -1080,9 +1066,7 @@ def test_timer_after_a_selective_repeat_on_a_nic_that_repeats_selectively(
     timer's, likely. And a lone resend of a WRITE's NAKed PSN on that NIC is its selective
     repeat, likely."""
     mix, seed = HARD_CASES[32]
-    a, truth = analyzed(tmp_path, "clean", seed, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, **mix)
     eps = a.retransmissions
     timer = eps[eps["silence_ns"] > 1_000_000]
     assert len(timer) == 1
@@ -1104,9 +1088,7 @@ def test_resend_of_the_newest_after_a_lone_repeat_on_a_nic_that_repeats_selectiv
     repeat (its resend of the newest) or the later NAK's answer (the newest alone, what
     both policies send): either way both are selective repeats, likely."""
     mix, seed = HARD_CASES[28]
-    a, truth = analyzed(tmp_path, "clean", seed, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, g = analyzed_right(tmp_path, "clean", seed, **mix)
     assert g.uncertain == 0
     eps = a.retransmissions.sort_values("first_frame")
     lone = eps[eps["packets"] == 1]
@@ -1127,9 +1109,7 @@ def test_slow_lone_repeat_on_a_nic_that_repeats_selectively_answers_its_nak(
     the responder's ACK of the resend could reach the sender are nowhere in the capture,
     more in a row than the path loses anywhere else: the NAK's answer, likely."""
     mix, seed = HARD_CASES[1]
-    a, truth = analyzed(tmp_path, "clean", seed, **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, g = analyzed_right(tmp_path, "clean", seed, **mix)
     assert g.uncertain == 0
     eps = a.retransmissions
     slow = eps[(eps["packets"] == 1) & (eps["nak_latency_ns"] > MIN_ACK_TIMEOUT_NS)]
@@ -1166,9 +1146,7 @@ def test_slow_send_answer_above_every_ack_had_its_nak(tmp_path: Path, case: int)
     then only have fired had the whole go-back-N answer been lost, more in a row than the
     path loses. The NAK's answer, likely."""
     mix, seed = HARD_CASES[case]
-    a, truth = analyzed(tmp_path, "clean", seed, **dict(mix, link_speed_bps=LINKS["25G"]))
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, **dict(mix, link_speed_bps=LINKS["25G"]))
     eps = a.retransmissions
     slow = eps[(eps["nak_latency_ns"] >= 8192) & (eps["start_psn"] == eps["nak_psn"])]
     assert len(slow) == 1
@@ -1241,9 +1219,7 @@ def test_slow_send_answer_beside_a_lower_nak_stays_open(tmp_path: Path) -> None:
         "responders": 1,
         "ip_version": 6,
     }
-    a, truth = analyzed(tmp_path, "clean", 620, "us", **mix)
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    analyzed_right(tmp_path, "clean", 620, "us", **mix)
 
 
 def test_slow_selective_repeat_over_a_loss_burst_keeps_its_nak(tmp_path: Path) -> None:
@@ -1254,9 +1230,7 @@ def test_slow_selective_repeat_over_a_loss_burst_keeps_its_nak(tmp_path: Path) -
     them all on the way: more in a row than the path loses anywhere else. The NAK's
     selective repeat, likely."""
     mix, seed = HARD_CASES[28]
-    a, truth = analyzed(tmp_path, "clean", seed, **dict(mix, link_speed_bps=LINKS["25G"]))
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, **dict(mix, link_speed_bps=LINKS["25G"]))
     eps = a.retransmissions
     slow = eps[(eps["nak_latency_ns"] >= 8192) & (eps["start_psn"] == eps["nak_psn"])]
     assert len(slow) == 1
@@ -1273,9 +1247,7 @@ def test_ack_that_waited_for_a_resend_times_no_round_trip(tmp_path: Path) -> Non
     answer stays a round trip, and the NAK a millisecond before the timer's run is no cause
     of it: the timeout stands."""
     mix, seed = HARD_CASES[29]
-    a, truth = analyzed(tmp_path, "clean", seed, **dict(mix, link_speed_bps=LINKS["25G"]))
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, **dict(mix, link_speed_bps=LINKS["25G"]))
     eps = a.retransmissions
     timer = eps[eps["trigger"] == "timeout"]
     assert len(timer) == 1
@@ -1292,9 +1264,7 @@ def test_lone_repeat_keeps_its_mode_beside_a_split_of_the_newest(tmp_path: Path)
     a selective repeat; the later NAK's answer, the run is a lone resend that a go-back-N
     would have followed with PSNs it lost in a row: a selective repeat either way."""
     mix, seed = HARD_CASES[21]
-    a, truth = analyzed(tmp_path, "clean", seed, **dict(mix, link_speed_bps=LINKS["25G"]))
-    g = grade(a, seen_at(truth))
-    assert (g.wrong, g.missed, g.false) == ([], [], [])
+    a, _, _ = analyzed_right(tmp_path, "clean", seed, **dict(mix, link_speed_bps=LINKS["25G"]))
     eps = a.retransmissions
     lone = [
         k
