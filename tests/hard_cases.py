@@ -2055,3 +2055,33 @@ SKIPPING_COPIES_OF_A_RUN: tuple[dict[str, Any], int] = (
     },
     480,
 )
+
+
+# Two requesters' RNR NAK retry runs at a receiver on a path that reorders (ns and
+# microsecond clocks): each run's copy of one PSN came late, after the responder had NAKed
+# the hole it left, a few tens of nanoseconds after that NAK (its real answer came a round
+# trip, microseconds, later). The lone copy read as that NAK's answer (certain), and as the
+# path's shortest answer it let later late copies take their NAKs too.
+RNR_RUN_COPY_AFTER_ITS_NAK: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("write", "send", "send"),
+        "recovery": "go-back-n",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 4,
+        "message_size": 8192,
+        "start_psn": None,
+        "losses": (Loss(rate=0.030262606179556915, direction="response", kind="ack"),),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 0,
+        "timeout": 8,
+        "link_delay_ns": 500,
+        "reorder_rate": 0.014216153377533316,
+        "rnr_naks": 1,
+        "mtu": 256,
+        "requesters": 2,
+        "responders": 2,
+    },
+    766,
+)

@@ -31,6 +31,7 @@ from hard_cases import (
     REISSUE_OR_OVERTAKEN_NAK,
     REORDER_CASES,
     RESUMED_AS_REPEAT,
+    RNR_RUN_COPY_AFTER_ITS_NAK,
     RUN_HELD_TWICE,
     SEND_SKIP_WITH_NO_GAP_SEEN,
     SKIP_THEN_BACK_CASE,
@@ -1280,8 +1281,12 @@ def test_lone_repeat_keeps_its_mode_beside_a_split_of_the_newest(tmp_path: Path)
     assert (eps.loc[lone, "mode_certainty"] == "likely").all()
 
 
-# Measured share of uncertain episodes on the hard cases: ns 15 of 402 (3.7%), us 19 (4.7%),
-# jitter50 16 (4.0%), 25G 18 of 336 (5.4%), 400G 14 of 421 (3.3%) (an ACK that also covers a
+# Measured share of uncertain episodes on the hard cases: ns 17 of 402 (4.2%), us 19 (4.7%),
+# jitter50 16 (4.0%), 25G 20 of 336 (6.0%), 400G 16 of 421 (3.8%) (a lone resend of a PSN the run
+# right before it passed over, taking a NAK, on a path whose only clean answers are such, times no
+# answer and its trigger is open: it may be that run's copy, late; was 15, 19, 16, 18, 14); before
+# that ns 15 of 402 (3.7%), us 19 (4.7%), jitter50 16 (4.0%), 25G 18 of 336 (5.4%), 400G 14 of 421
+# (3.3%) (an ACK that also covers a
 # resent PSN below its own times no round trip, so a hole-filling ACK a millisecond late no longer
 # passes for the path's lag; a lone selective repeat keeps its mode beside a split of the newest
 # right after it: 25G was 20, 6.0%); before that (a run keeps its mode beside a
@@ -1333,7 +1338,7 @@ def test_lone_repeat_keeps_its_mode_beside_a_split_of_the_newest(tmp_path: Path)
 # had; a lone resend of a WRITE's NAKed PSN that a later NAK's resend of the newest follows within a
 # round trip (a go-back-N an ACK overtook, held that long, sends the same). The bounds keep it from
 # getting worse unnoticed; the aim is 5%.
-UNCERTAIN_AT_MOST = {"ns": 0.045, "us": 0.055, "jitter50": 0.045, "25G": 0.06, "400G": 0.04}
+UNCERTAIN_AT_MOST = {"ns": 0.05, "us": 0.055, "jitter50": 0.045, "25G": 0.065, "400G": 0.045}
 
 
 @pytest.mark.parametrize("clock", sorted(UNCERTAIN_AT_MOST))
@@ -1525,3 +1530,26 @@ def test_skipping_copies_of_a_run_take_no_nak(tmp_path: Path) -> None:
     skipping = eps[(eps["packets"] == 2) & (eps["start_psn"] == 120) & (eps["trigger"] == "nak")]
     assert len(skipping) == 1
     assert skipping["trigger_certainty"].iloc[0] == "uncertain"
+
+
+def test_rnr_run_copy_after_its_nak_takes_no_nak(tmp_path: Path) -> None:
+    """Two RNR NAK retry runs at a receiver, each run's copy of one PSN late, a few tens of
+    nanoseconds after the NAK of the hole it left: a lone resend of a PSN the run before it
+    passed over may be that run's copy, and on a path that shows no other answer it times
+    none. Its trigger is open, and no later late copy takes a NAK for the gate it set."""
+    a = _analyzed_right_on(tmp_path, RNR_RUN_COPY_AFTER_ITS_NAK, "ns")
+    eps = a.retransmissions
+    copies = eps[(eps["packets"] == 1) & eps["start_psn"].isin([2575608, 14558355])]
+    assert len(copies) == 2
+    assert (copies["trigger_certainty"] == "uncertain").all()
+
+
+def test_rnr_run_copy_after_its_nak_on_a_microsecond_clock(tmp_path: Path) -> None:
+    """The same mix on a microsecond clock: no resend read as a NAK's answer wrongly, nor
+    answering the wrong NAK. (Left: two later RNR retries read as timeouts there, their
+    silence since the last request short of the RNR timer their NAK names.)"""
+    mix, seed = RNR_RUN_COPY_AFTER_ITS_NAK
+    a, truth = analyzed(tmp_path, "clean", seed, "us", **mix)
+    g = grade(a, seen_at(truth))
+    assert not [w for w in g.wrong if "trigger nak" in w or "NAK frame" in w]
+    assert (g.missed, g.false) == ([], [])

@@ -281,6 +281,20 @@ def passed_over(c: Conversations, ks: np.ndarray) -> np.ndarray:
     return out
 
 
+def lone_passed_over(c: Conversations) -> np.ndarray:
+    """Per episode: is it one resend alone, taking a NAK, of a PSN the run right before it
+    passed over (passed_over)? That run's copy of the PSN went missing on a stretch of path
+    before the capture point: lost there, and this resend the NAK's answer, or held there
+    (a path that reorders, even where the capture showed no other sign of it), and this
+    resend that run's own copy, late. Only the time from the NAK can tell: an answer comes
+    no sooner than the path's shortest answer, so such a resend cannot measure it."""
+    e = c.episodes
+    ks = np.flatnonzero((e["n_resent"] == 1) & (e["nak_ev"] >= 0))
+    out = np.zeros(len(e), bool)
+    out[ks] = passed_over(c, ks)
+    return out
+
+
 def late_copy(c: Conversations) -> np.ndarray:
     """Per episode: does it begin by going back to a PSN the run before it passed over, and
     go on past where that run stopped, short of the newest PSN sent? On a path that
@@ -418,13 +432,16 @@ def answer_floor(c: Conversations, hosts_of: np.ndarray) -> np.ndarray:
     """Per conversation: the shortest time from a NAK to a resend of its PSN that starts an
     episode on its own (after new data or by going back), over the conversation's host
     pair; -1 where the path shows none. An RNR NAK's retry is no such answer: it waits for
-    the timer the RNR NAK names."""
+    the timer the RNR NAK names. Nor is a lone resend of a PSN the run before it passed
+    over (lone_passed_over) on a path that shows no other answer: it may be that run's
+    copy, late, and time nothing; beside other answers it stands among them."""
     e = c.episodes
     floor = np.full(len(hosts_of), -1, np.int64)
     clean = (e["nak_ev"] >= 0) & (e["nak_kind"] == NAK) & (e["start_ext"] == e["nak_ext"])
     clean &= np.isin(e["start_kind"], (START_FIRST, START_RESTART))
     clean &= (e["orig_ev"] >= 0) | (e["n_resent"] >= 2) | _continued(e)  # no late original
     clean &= ~late_copy(c)  # nor a run's own copy, late
+    clean &= ~_maybe_copies_alone(e, lone_passed_over(c) & clean, clean, hosts_of)
     if not clean.any():
         return floor
     wait = c.ts[e["first_ev"][clean]] - c.ts[e["nak_ev"][clean]]
@@ -433,6 +450,17 @@ def answer_floor(c: Conversations, hosts_of: np.ndarray) -> np.ndarray:
     per_path = np.full(int(hosts_of.max(initial=0)) + 1, -1, np.int64)
     per_path[shortest.index.to_numpy(np.int64)] = np.maximum(shortest.to_numpy(np.int64), 0)
     return np.where(hosts_of >= 0, per_path[np.maximum(hosts_of, 0)], -1)
+
+
+def _maybe_copies_alone(
+    e: np.ndarray, maybe: np.ndarray, clean: np.ndarray, hosts_of: np.ndarray
+) -> np.ndarray:
+    """Per episode: of `maybe` (answers that may be a run's late copy), on a host pair
+    whose `clean` answers are all such."""
+    path = hosts_of[e["conv"]]
+    trusted = np.zeros(int(hosts_of.max(initial=0)) + 2, bool)
+    trusted[path[clean & ~maybe]] = True
+    return maybe & ~trusted[path]
 
 
 def back_into_skip(c: Conversations) -> np.ndarray:

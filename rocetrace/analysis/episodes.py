@@ -154,6 +154,7 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     certainty[cn.late_copy(c) | cn.lone_late_copy(c, trigger, upstream)] = UNCERTAIN
     certainty[cn.lone_late_copy_before_timer(c, trigger, upstream)] = UNCERTAIN
     certainty[cn.copy_of_earlier_run(c)] = UNCERTAIN
+    certainty[_sooner_than_answers(x, e, wait)] = UNCERTAIN
     # a restart whose NAK is within the slack of it (the NAK may have come after), going
     # back right after its run skipped forward over its PSN: that skip may be a copy from
     # elsewhere, late, and the restart more of the run; which episode holds what is open
@@ -233,6 +234,19 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     certainty[_after_reordering(x, e)] = UNCERTAIN  # last: whatever the rules above read
     certainty[_original_open(x, e)] = UNCERTAIN
     return trigger, certainty
+
+
+def _sooner_than_answers(x: Context, e: np.ndarray, wait: np.ndarray) -> np.ndarray:
+    """Lone resends of a PSN the run right before them passed over, taking a NAK
+    (cn.lone_passed_over), sooner after it than the path's shortest answer (plus the clock
+    slack), or on a path whose answers the capture never timed: that run's copy may have
+    been held on the way (a path that reorders) rather than lost, and this resend be that
+    copy, late, not the NAK's answer (an RNR NAK's retry run's copy, say, read as the
+    answer to the NAK of the hole it left). Only the time from the NAK tells the two
+    apart."""
+    c = x.conv
+    floor = cn.path_floor(c, e["conv"])
+    return cn.lone_passed_over(c) & ((floor < 0) | (wait + x.tol.slack_ns < floor))
 
 
 def _right_after_no_cause(e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
