@@ -154,7 +154,6 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     certainty[cn.late_copy(c) | cn.lone_late_copy(c, trigger, upstream)] = UNCERTAIN
     certainty[cn.lone_late_copy_before_timer(c, trigger, upstream)] = UNCERTAIN
     certainty[cn.copy_of_earlier_run(c)] = UNCERTAIN
-    certainty[_sooner_than_answers(x, e, wait)] = UNCERTAIN
     # a restart whose NAK is within the slack of it (the NAK may have come after), going
     # back right after its run skipped forward over its PSN: that skip may be a copy from
     # elsewhere, late, and the restart more of the run; which episode holds what is open
@@ -192,6 +191,8 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             x.near[k] = sorted({*x.near.get(k, []), *naks})
     for k, naks in _repeat_tail_naks(c, e).items():  # a selective repeat's second resend
         x.near[k] = sorted({*x.near.get(k, []), *naks})
+    copy_of_run = _sooner_than_answers(x, e, wait)
+    certainty[_copy_of_another_cause(x, e, trigger, certainty, copy_of_run)] = UNCERTAIN
     kept = _among(len(e), x.near) & (e["nak_kind"] == NAK)
     x.split_open = _resumed_after_split(x, e) == -1
     open_split = x.split_open | (two_ways & ~kept)
@@ -231,6 +232,8 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     _held_runs(x, e, trigger, certainty)
     asked_again = (trigger == "read_reissue") & (certainty != UNCERTAIN)
     certainty[_reissue_may_answer_open_nak(c, e, asked_again, certainty)] = UNCERTAIN
+    # again, as every rule above weighed the run: a lone copy's trigger is its run's
+    certainty[_copy_of_another_cause(x, e, trigger, certainty, copy_of_run)] = UNCERTAIN
     certainty[_after_reordering(x, e)] = UNCERTAIN  # last: whatever the rules above read
     certainty[_original_open(x, e)] = UNCERTAIN
     return trigger, certainty
@@ -247,6 +250,29 @@ def _sooner_than_answers(x: Context, e: np.ndarray, wait: np.ndarray) -> np.ndar
     c = x.conv
     floor = cn.path_floor(c, e["conv"])
     return cn.lone_passed_over(c) & ((floor < 0) | (wait + x.tol.slack_ns < floor))
+
+
+def _copy_of_another_cause(
+    x: Context,
+    e: np.ndarray,
+    trigger: np.ndarray,
+    certainty: np.ndarray,
+    copy_of_run: np.ndarray,
+) -> np.ndarray:
+    """Of the lone resends that may be the run right before them's copy (`copy_of_run`,
+    _sooner_than_answers), those whose run is no NAK's surely (an RNR NAK's retry, a
+    timer's, of open cause, or a NAK's open), or that took an RNR NAK: their trigger is
+    open. Where both are surely a NAK's, the trigger is a NAK either way, and only which
+    NAK is open: the run's joins the resend's (`x.near`)."""
+    ks = np.flatnonzero(copy_of_run)
+    prev = np.maximum(ks - 1, 0)
+    by_nak = (trigger[prev] == "nak") & (e["nak_ev"][prev] >= 0) & (trigger[ks] == "nak")
+    by_nak &= certainty[prev] != UNCERTAIN
+    for k, n in zip(ks[by_nak].tolist(), e["nak_ev"][prev[by_nak]].tolist(), strict=True):
+        x.near[k] = sorted({*x.near.get(k, []), int(n)})
+    out = np.zeros(len(e), bool)
+    out[ks[~by_nak]] = True
+    return out
 
 
 def _right_after_no_cause(e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
