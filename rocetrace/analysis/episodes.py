@@ -1104,6 +1104,20 @@ def _slow_answers(
     _timer_not_nak(x, e, maybe_timer & ~had_nak, wait, timers.timer_ns, trigger, certainty)
 
 
+def _undoubted_own_answer(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
+    """Episodes read as a NAK's (not an RNR NAK's) answer from its own PSN, no resend of
+    which may be another episode's: no split near it, taken by it or cutting it, no split
+    in doubt, no near NAK, no other reading, no late copy and no copy of an earlier run.
+    The ground every slow-answer shape no ACK timer makes stands on (_no_timer_shape,
+    _lone_repeat_shape, _restart_needs_nak): where a resend may be another episode's, its
+    shape says nothing of this one's cause."""
+    c = x.conv
+    out = (trigger == "nak") & (e["nak_kind"] == NAK) & (e["start_ext"] == e["nak_ext"])
+    out &= (e["near_split"] == 0) & (e["taken_split"] < 0) & (e["cut_by_split"] == 0)
+    out &= ~x.split_open & ~_among(len(e), x.near) & (e["alt_of"] == -1)
+    return out & ~cn.late_copy(c) & ~cn.copy_of_earlier_run(c)
+
+
 def _no_timer_shape(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
     """Slow NAK answers shaped as no ACK timer resends: the NAKed PSN, then a skip to the
     newest PSN sent, two resends in all (a selective repeat), where no ACK overtook the
@@ -1114,15 +1128,12 @@ def _no_timer_shape(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarra
     point loses requests, those resends may have been lost on the way: not when that is
     more in a row than the path loses anywhere else, two or more (as for the mode)."""
     c = x.conv
-    out = (trigger == "nak") & (e["nak_kind"] == NAK) & (e["start_ext"] == e["nak_ext"])
+    out = _undoubted_own_answer(x, e, trigger)
     out &= (e["n_resent"] == 2) & (e["tail_skips"] > 0) & (e["unasked"] == 0)
     # where the capture point loses requests, the timer's go-back-N would have lost every
     # PSN the skip passed over: more in a row than the path loses anywhere else, two or more
     burst = (e["skipped"] >= 2) & (e["skipped"] > _longest_loss(c)[e["conv"]])
-    out &= (e["ack_skips"] == 0) & (~x.losses_upstream[e["conv"]] | burst)
-    out &= (e["near_split"] == 0) & (e["taken_split"] < 0) & (e["cut_by_split"] == 0)
-    out &= ~x.split_open & ~_among(len(e), x.near) & (e["alt_of"] == -1)
-    return out & ~cn.late_copy(c) & ~cn.copy_of_earlier_run(c)
+    return out & (e["ack_skips"] == 0) & (~x.losses_upstream[e["conv"]] | burst)
 
 
 def _lone_repeat_shape(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
@@ -1133,13 +1144,10 @@ def _lone_repeat_shape(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.nda
     selective repeat that lost only its resend of the newest; an ACK timer's restart goes
     back N from the first unacknowledged PSN (that very PSN) on any NIC, so it would have
     lost the rest of its run in a row."""
-    out = (trigger == "nak") & (e["nak_kind"] == NAK) & (e["start_ext"] == e["nak_ext"])
+    out = _undoubted_own_answer(x, e, trigger)
     out &= (e["n_resent"] == 1) & (e["end_ext"] < e["last_sent_first"])
     out &= _op_class(e["start_opcode"]) == "rdma"
     out &= np.isin(_hosts(x, e), list(_repeat_hosts(x)))
-    out &= (e["near_split"] == 0) & (e["taken_split"] < 0) & (e["cut_by_split"] == 0)
-    out &= ~x.split_open & ~_among(len(e), x.near) & (e["alt_of"] == -1)
-    out &= ~cn.late_copy(x.conv) & ~cn.copy_of_earlier_run(x.conv)
     lost = _lone_resend_run_lost(x, e, out)
     return out & (lost >= 2) & (lost > _longest_loss(x.conv)[e["conv"]])
 
@@ -1159,13 +1167,9 @@ def _restart_needs_nak(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.nda
     requests at all, two or more in a row and more than the path loses anywhere else. Where
     no resend may be another episode's (as for _no_timer_shape), that leaves the NAK."""
     c = x.conv
-    out = (trigger == "nak") & (e["nak_kind"] == NAK) & (e["start_ext"] == e["nak_ext"])
-    out &= _op_class(e["start_opcode"]) == "send"
+    out = _undoubted_own_answer(x, e, trigger) & (_op_class(e["start_opcode"]) == "send")
     acked = _acked_by_responses(c, e)
     out &= e["start_ext"] > acked + 1
-    out &= (e["near_split"] == 0) & (e["taken_split"] < 0) & (e["cut_by_split"] == 0)
-    out &= ~x.split_open & ~_among(len(e), x.near) & (e["alt_of"] == -1)
-    out &= ~cn.late_copy(c) & ~cn.copy_of_earlier_run(c)
     lost = e["sent_hi"] - e["nak_ext"] + 1  # a go-back-N answer lost whole
     longest = _longest_loss(c)[e["conv"]]
     out &= ~x.losses_upstream[e["conv"]] | ((lost >= 2) & (lost > longest))
