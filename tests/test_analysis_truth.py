@@ -616,6 +616,26 @@ def test_rnr_retry_queued_behind_another_retry_run_is_on_time(tmp_path: Path) ->
     assert (retries["trigger_certainty"] == "likely").all()
 
 
+def test_restart_sooner_than_every_timeout_answers_a_dropped_nak(tmp_path: Path) -> None:
+    """A hard case at a mirror that drops frames, at 25 Gb/s: two senders, each with QPs
+    whose ACK timers the capture measures (restarts a millisecond after the last
+    progress). One QP goes back some twelve microseconds after its last progress with no
+    NAK seen: no timer the capture's timeouts allow fired that soon, and the capture point
+    drops frames, so it answers a NAK the capture point missed, likely, and resends as a
+    go-back-N (from inside a message)."""
+    mix, seed = HARD_CASES[46]
+    a, _, g = analyzed_right(tmp_path, "clean", seed, **dict(mix, link_speed_bps=25e9))
+    assert g.uncertain == 0
+    eps = a.retransmissions
+    dropped = eps[(eps["trigger"] == "nak") & eps["nak_frame"].isna()]
+    assert len(dropped) == 1
+    assert dropped["trigger_certainty"].iloc[0] == "likely"
+    assert dropped["nak_psn"].isna().all() and dropped["silence_ns"].iloc[0] < 100_000
+    assert dropped["mode"].iloc[0] == "go-back-n"
+    timeouts = eps[eps["trigger"] == "timeout"]
+    assert len(timeouts) and (timeouts["silence_ns"] > 1_000_000).all()
+
+
 # A go-back-0 NIC in a livelock: the same PSN of one message lost on every pass (the loss
 # strikes every n-th frame and each pass is a multiple of n long), each NAK answered by a
 # restart at the message's first PSN. Seen at the receiver the lost PSN never shows (it
@@ -1282,7 +1302,9 @@ def test_lone_repeat_keeps_its_mode_beside_a_split_of_the_newest(tmp_path: Path)
 
 
 # Measured share of uncertain episodes on the hard cases: ns 15 of 402 (3.7%), us 19 (4.7%),
-# jitter50 16 (4.0%), 25G 18 of 336 (5.4%), 400G 14 of 421 (3.3%) (an ACK that also covers a
+# jitter50 16 (4.0%), 25G 17 of 336 (5.1%), 400G 14 of 421 (3.3%) (a restart that went back sooner
+# than every timeout the capture's timeouts allow, where the capture point drops frames, answers a
+# NAK it dropped: 25G was 18, 5.4%); before that (an ACK that also covers a
 # resent PSN below its own times no round trip, so a hole-filling ACK a millisecond late no longer
 # passes for the path's lag; a lone selective repeat keeps its mode beside a split of the newest
 # right after it: 25G was 20, 6.0%); before that (a run keeps its mode beside a

@@ -215,9 +215,11 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     asked = _near_naks(c, e, _among(len(e), skipped))
     unanswered = _unanswered_naks(e, certainty, asked)
     certainty[[k for k in skipped.tolist() if unanswered.get(k, True)]] = UNCERTAIN  # RNR
+    weighed = (trigger == "timeout") & (certainty != UNCERTAIN)
     x.seen["timer_ns"] = _timeout_silence(x, e, trigger, certainty)
     if slow.any():
         _slow_answers(x, e, slow, cause, wait, trigger, certainty, rnr_on_time)
+    _dropped_nak(x, e, weighed & (certainty == UNCERTAIN), trigger, certainty)
     # sooner after its RNR NAK than the timer that NAK names: no retry of it
     certainty[rnr_early] = UNCERTAIN
     _unseen_pause(x, e, (e["start_kind"] == cn.START_TIMER) & (trigger == "timeout"), certainty)
@@ -1495,6 +1497,40 @@ def _timeout_silence(
     return int((most[~none] - x.tol.slack_ns).min())
 
 
+def _dropped_nak(
+    x: Context, e: np.ndarray, doubted: np.ndarray, trigger: np.ndarray, certainty: np.ndarray
+) -> None:
+    """Restarts read as timeouts that _timeout_silence put in doubt (`doubted`), which went
+    back, where the capture point drops frames (_capture_drops): a NAK the sender took may
+    be missing from the capture. Where the silence since the last progress before such a
+    restart (the longer of the two readings of what a NAK acknowledges, plus the slack:
+    the sender had that progress no sooner than this capture point saw it) is shorter than
+    the shortest timeout the capture's timeouts allow (the shortest silence since a re-arm
+    before one: the NIC's ACK timer runs alike on all its QPs), no timer of the sender
+    fired, and a NIC resends only for a NAK, a timer or a run it goes on with (a run going
+    back is none): its cause is a NAK the capture point dropped, likely (the local ACK
+    timeout is set per QP, so this QP's timer may be shorter than every other measured:
+    the capture shows no sign of that). Not where the capture shows no timeout, or runs
+    held by pauses (no shortest timeout then), nor for a READ (a READ response dropped
+    too may have made it a re-issue), nor where a NAK or RNR NAK it shows may be the cause
+    (_timeout_silence keeps those open)."""
+    timers = x.nic or NicContext(timer_lo_ns=x.seen.get("timer_lo_ns"))  # type: ignore[arg-type]
+    ks = np.flatnonzero(doubted & (e["start_kind"] != cn.START_TIMER) & (e["nak_ev"] < 0))
+    ks = ks[(e["start_opcode"][ks] & 0x1F) != READ_REQUEST_OP]
+    if not timers.timer_lo_ns or len(ks) == 0 or not _capture_drops(x.conv):
+        return
+    shown = _nak_before_timer(x, e, ks) | _rnr_retry_fits(x, e, ks) | _original_open(x, e)[ks]
+    ks = ks[~shown]
+    c = x.conv
+    most = c.ts[e["first_ev"][ks]] - c.ts[_timer_armed_before(x, e["conv"][ks], e["first_ev"][ks])]
+    most = most + x.tol.slack_ns
+    timer = timers.least_timer()
+    margin = timer_margin(most, timer)
+    x.seen["lo_margin"] = narrowed(x.seen.get("lo_margin", NO_MARGIN), margin)  # type: ignore[arg-type]
+    dropped = ks[most < timer]
+    trigger[dropped], certainty[dropped] = "nak", LIKELY
+
+
 def _nak_before_timer(x: Context, e: np.ndarray, ks: np.ndarray) -> np.ndarray:
     """Per timeout episode of `ks`: a NAK or RNR NAK seen since the last progress before
     it (or that progress itself) may be its cause, as the timer need not have fired: the
@@ -2592,7 +2628,7 @@ def episode_table(x: Context) -> tuple[pd.DataFrame, np.ndarray]:
         }
     )
     df.loc[~by_nak, "nak_frame"] = pd.NA
-    df.loc[trigger != "nak", "nak_psn"] = pd.NA
+    df.loc[(trigger != "nak") | (e["nak_ev"] < 0), "nak_psn"] = pd.NA
     df.loc[~by_nak, "nak_latency_ns"] = pd.NA
     df.loc[e["orig_ev"] < 0, "retransmission_latency_ns"] = pd.NA
     df.loc[e["prev_req_ev"] < 0, "silence_ns"] = pd.NA
