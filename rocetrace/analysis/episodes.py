@@ -1510,14 +1510,14 @@ def _dropped_nak(
     fired, and a NIC resends only for a NAK, a timer or a run it goes on with (a run going
     back is none): its cause is a NAK the capture point dropped, likely (the local ACK
     timeout is set per QP, so this QP's timer may be shorter than every other measured:
-    the capture shows no sign of that). Not where the capture shows no timeout, or runs
-    held by pauses (no shortest timeout then), nor for a READ (a READ response dropped
-    too may have made it a re-issue), nor where a NAK or RNR NAK it shows may be the cause
-    (_timeout_silence keeps those open)."""
+    the capture shows no sign of that); the IBTA minimum where the capture shows no
+    timeout or runs held by pauses (no shortest timeout then). Not for a READ (a READ
+    response dropped too may have made it a re-issue), nor where a NAK or RNR NAK it shows
+    may be the cause (_timeout_silence keeps those open)."""
     timers = x.nic or NicContext(timer_lo_ns=x.seen.get("timer_lo_ns"))  # type: ignore[arg-type]
     ks = np.flatnonzero(doubted & (e["start_kind"] != cn.START_TIMER) & (e["nak_ev"] < 0))
     ks = ks[(e["start_opcode"][ks] & 0x1F) != READ_REQUEST_OP]
-    if not timers.timer_lo_ns or len(ks) == 0 or not _capture_drops(x.conv):
+    if len(ks) == 0 or not _capture_drops(x.conv):
         return
     shown = _nak_before_timer(x, e, ks) | _rnr_retry_fits(x, e, ks) | _original_open(x, e)[ks]
     ks = ks[~shown]
