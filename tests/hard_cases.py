@@ -2085,3 +2085,31 @@ RNR_RUN_COPY_AFTER_ITS_NAK: tuple[dict[str, Any], int] = (
     },
     766,
 )
+
+# Two requesters' QPs at the sender, whose capture point drops frames, each NAK answered
+# at once, the responder NAKing PSN after PSN as its expected PSN advanced (ns and
+# microsecond clocks, 25 Gb/s): where the capture point dropped one of that chain's NAKs,
+# the resend that answered it came right after the previous NAK's resend, and read as
+# more of that run, the previous NAK its trigger (likely, even certain).
+NAK_CHAIN_WITH_A_DROPPED_NAK: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send", "send", "write"),
+        "recovery": "selective-repeat",
+        "vantage": "sender",
+        "qps": 3,
+        "messages": 6,
+        "message_size": 8192,
+        "start_psn": None,
+        "losses": (Loss(rate=0.024615993411489127, before_mirror=True),),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 0,
+        "timeout": 10,
+        "link_delay_ns": 2000,
+        "capture_drop_rate": 0.007976352248438965,
+        "requesters": 2,
+        "responders": 1,
+        "vlan": 100,
+    },
+    720,
+)

@@ -551,6 +551,17 @@ def slowest_answers(c: Conversations) -> np.ndarray:
     return out
 
 
+def shortest_acks(c: Conversations) -> np.ndarray:
+    """Per conversation, its shortest request -> ACK time among packets sent once (Karn;
+    -1 where none): the quickest round trip from this capture point to the responder and
+    back. A response seen sooner after a request than that was sent before the request
+    reached the responder."""
+    out = np.full(len(c.state), np.iinfo(np.int64).max, np.int64)
+    acks = np.flatnonzero(isin_small(c.kind, (ACK, ATOMIC_ACK)) & (c.link >= 0))
+    np.minimum.at(out, c.conv[acks], c.ts[acks] - c.ts[c.link[acks]])
+    return np.where(out == np.iinfo(np.int64).max, -1, out)
+
+
 def _read_answers(c: Conversations) -> np.ndarray:
     """READ responses that time their READ's round trip (Karn): linked to a READ request
     that was new data, and seen before any copy of that request was sent again (else the

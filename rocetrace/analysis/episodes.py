@@ -236,9 +236,40 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     certainty[_reissue_may_answer_open_nak(c, e, asked_again, certainty)] = UNCERTAIN
     # again, as every rule above weighed the run: a lone copy's trigger is its run's
     certainty[_copy_of_another_cause(x, e, trigger, certainty, copy_of_run)] = UNCERTAIN
+    certainty[_dropped_nak_in_chain(x, e, trigger)] = UNCERTAIN
     certainty[_after_reordering(x, e)] = UNCERTAIN  # last: whatever the rules above read
     certainty[_original_open(x, e)] = UNCERTAIN
     return trigger, certainty
+
+
+def _dropped_nak_in_chain(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
+    """Per episode: a NAK's run, where the capture point drops frames (_capture_drops),
+    holding a resend of PSN p (not its first) between the responder's NAKs of p - 1 (its
+    last before) and of p + 1 (its next after), that one seen sooner after the resend than
+    the path's shortest round trip (cn.shortest_acks, plus the slack; any time where none
+    is measured): the responder sent it before the run's resends reached it, so no loss of
+    the run's own drew it. That responder NAKed each PSN in turn as it came to expect it
+    (copies out of order kept reaching it), so it may have NAKed p too, and the capture
+    point dropped that NAK: a NIC restarts at a NAK's PSN, which is the run's next alike,
+    so the resend may answer that NAK and the run from there be another episode, whose
+    NAK the capture never saw. Which NAK the run answers is open."""
+    out = np.zeros(len(e), bool)
+    c = x.conv
+    if not (trigger == "nak").any() or not _capture_drops(c):
+        return out
+    naks = np.flatnonzero(c.kind == NAK)
+    ev = np.flatnonzero((c.kind == REQUEST) & ((c.flags & cn.RESENT) > 0) & (c.episode >= 0))
+    ep = c.episode[ev].astype(np.int64)
+    at = np.searchsorted(naks, ev)  # events run by conversation, then in capture order
+    keep = (trigger[ep] == "nak") & (e["first_ev"][ep] != ev) & (at > 0) & (at < len(naks))
+    ev, ep, at = ev[keep], ep[keep], at[keep]
+    before, after = naks[at - 1], naks[at]
+    same = (c.conv[before] == c.conv[ev]) & (c.conv[after] == c.conv[ev])
+    chain = (c.ext[before] == c.ext[ev] - 1) & (c.ext[after] == c.ext[ev] + 1)
+    trip = cn.shortest_acks(c)[c.conv[ev]]
+    unanswered = (trip < 0) | (c.ts[after] - c.ts[ev] < trip + x.tol.slack_ns)
+    out[ep[same & chain & unanswered]] = True
+    return out
 
 
 def _sooner_than_answers(x: Context, e: np.ndarray, wait: np.ndarray) -> np.ndarray:
