@@ -169,6 +169,8 @@ def mismatches(df: pd.DataFrame, table: Table) -> list[str]:
 
 
 def time_column(ns: Any) -> Any:
-    """Integer nanoseconds as a UTC datetime column (a view: no copy of the values)."""
+    """Integer nanoseconds as a UTC datetime column: one copy of the values, tz_localize's
+    (the index over them is a view; pandas' Index copies an array by default, a second
+    8 MB per million frames: ~4-5 → ~1-2 ms)."""
     values = np.asarray(ns, dtype=np.int64).view("M8[ns]")
-    return pd.DatetimeIndex(values).tz_localize("UTC").array
+    return pd.DatetimeIndex(values, copy=False).tz_localize("UTC").array
