@@ -54,8 +54,11 @@ def finish_flows(flows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _events(df: pd.DataFrame, table: schema.Table, keys: np.ndarray, **extra: Any) -> Any:
-    """An event table with its flow keys and UTC times, conformed."""
+    """An event table with its flow keys and UTC times, conformed (an empty one has none to
+    work out: conform makes its missing columns)."""
     added: dict[str, Any] = dict(extra)
+    if len(df) == 0:
+        return conform(df.assign(**added) if added else df, table)
     if "flow" in table.names and "flow_id" in df:
         added["flow"] = _keys_of(df["flow_id"], keys)
     for col in table.columns:

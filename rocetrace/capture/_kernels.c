@@ -41,6 +41,7 @@ static int frames(Arrs *arrs, PyObject *const objs[4], Py_ssize_t start, Py_ssiz
     if (!sl->v)
         return -1;
     sl->n = f->n;
+    sl->rows = dim(arrs, 0);
     if (dim(arrs, 0) < n_slots) {
         PyErr_Format(PyExc_ValueError, "slots: %zd rows, the walk needs %d", dim(arrs, 0), n_slots);
         return -1;

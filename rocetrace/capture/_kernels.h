@@ -46,6 +46,7 @@ typedef struct {
 typedef struct {
     int16_t *v;
     int64_t n;
+    int64_t rows;
 } Slots;
 
 /* Frame i's first byte and its cap clipped to the buffer and to `limit` (0 if base is

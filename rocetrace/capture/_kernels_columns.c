@@ -1,6 +1,7 @@
 /* Column kernels: integer fields gathered from header slots, address keys and their
  * factorization, and the record copy of the capture writer. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "_kernels.h"
 
@@ -149,9 +150,19 @@ static void count_valid(const Gather *g, int64_t start, int64_t stop)
     }
 }
 
+/* Every slot of frames [at, at + count) absent (-1: all bits set), before the walk sets
+ * the headers it finds: the block's rows are written while in cache, not in a pass of
+ * their own over the window's matrix before the walk. */
+static void clear_slots(Slots sl, int64_t at, int64_t count)
+{
+    for (int64_t r = 0; r < sl.rows; r++)
+        memset(sl.v + r * sl.n + at, 0xff, (size_t)count * sizeof(int16_t));
+}
+
 /* The walk (walk_range) and the gather of frames [start, stop), start a multiple of 8, a
  * block at a time: the gather reads each block's headers while the walk has them in cache
- * (as separate passes over a window, the gather waited on memory for a third of its time). */
+ * (as separate passes over a window, the gather waited on memory for a third of its time).
+ * Every slot of the range is written (-1 where the walk finds no header). */
 void walk_gather(const Frames *f, const WalkTables *wt, Slots sl, const WalkOut *out,
                  const Gather *g, int64_t start, int64_t stop)
 {
@@ -159,6 +170,7 @@ void walk_gather(const Frames *f, const WalkTables *wt, Slots sl, const WalkOut 
     crc_slices(wt->opcodes.crc, &crc);
     for (int64_t at = start; at < stop; at += GATHER_BLOCK) {
         int64_t count = stop - at < GATHER_BLOCK ? stop - at : GATHER_BLOCK;
+        clear_slots(sl, at, count);
         walk_range(f, wt, &crc, sl, out, at, at + count);
         gather_block(f, sl, g, at, count);
     }
