@@ -1463,6 +1463,7 @@ def _timeout_silence(
         (trigger == "timeout") & (e["nak_ev"] < 0) & went_back & (certainty != UNCERTAIN)
     )
     asked = _nak_before_timer(x, e, timeouts) | _rnr_retry_fits(x, e, timeouts)
+    asked |= _seen_rnr_retry_fits(x, e, timeouts, _rnr_retry_lag(x, e, trigger, certainty))
     asked |= _original_open(x, e)[timeouts]  # a NAK's answer, were a late copy the original
     asked |= _dropped_nak_fits(x, e, trigger, timeouts)
     certainty[timeouts[asked]] = UNCERTAIN
@@ -1583,6 +1584,54 @@ def _rnr_retry_fits(x: Context, e: np.ndarray, ks: np.ndarray) -> np.ndarray:
     late = pairs["named"] + slowest.reindex(pairs["conv"]).to_numpy() + slack
     fits = (pairs["silence"] >= pairs["named"] - slack) & (pairs["silence"] <= late)
     out[pairs.loc[fits, "k"].to_numpy()] = True
+    return out
+
+
+def _rnr_retry_lag(x: Context, e: np.ndarray, trigger: np.ndarray, certainty: np.ndarray) -> int:
+    """The longest an RNR retry the analysis takes (certain or likely, no sooner than its
+    timer) came after the RNR timer its NAK names, PFC pause not counted; 0: none. Why:
+    the measure of how late a requester's retry shows at this capture point (the round
+    trip to the sender and the sender's own delay) where no NAK answer times the path."""
+    c, slack = x.conv, x.tol.slack_ns
+    taken = (trigger == "rnr") & (certainty != UNCERTAIN)
+    ks = np.flatnonzero(taken & (e["nak_kind"] == RNR_NAK) & (e["nak_ev"] >= 0))
+    if not len(ks):
+        return 0
+    wait = c.ts[e["first_ev"][ks]] - c.ts[e["nak_ev"][ks]] - x.paused_ns[ks]
+    lag = wait - _rnr_timer_ns(x, e["nak_ev"][ks])
+    lag = lag[lag >= -slack]  # sooner than the timer: no retry (_rnr_timing)
+    return int(max(lag.max(), 0)) if len(lag) else 0
+
+
+def _seen_rnr_retry_fits(x: Context, e: np.ndarray, ks: np.ndarray, retry_lag: int) -> np.ndarray:
+    """Per timeout episode of `ks`: it came as long after an RNR NAK of its conversation
+    that this capture point saw as the RNR timer that NAK names (no sooner, less the
+    slack; no later than that timer plus the lag and twice the slack, less any PFC pause
+    it waited through and the train its sender's wire was busy with right before it, as
+    an on-time retry, _rnr_timing), so it may be that NAK's retry. Why: a requester holds
+    an RNR NAK's retry for the timer whatever else it resends meanwhile (a NAK's go-back-N
+    may resend, and the responder acknowledge, the very PSNs the RNR NAK named); the retry
+    then restarts from the first PSN still unacknowledged, above the NAKed one, after a
+    silence a timer would show alike. The lag: the longest of the path's shortest NAK
+    answer (a retry is seen away from the sender up to a round trip later), its slowest
+    answer, and the longest any RNR retry the capture shows came after its timer
+    (`retry_lag`, _rnr_retry_lag: at a capture point beside the responder, no answer
+    times the round trip to the requester)."""
+    c, slack = x.conv, x.tol.slack_ns
+    out = np.zeros(len(ks), bool)
+    rnr = np.flatnonzero(c.kind == RNR_NAK)
+    if len(rnr) == 0 or len(ks) == 0:
+        return out
+    conv, t0 = e["conv"][ks], c.ts[e["first_ev"][ks]]
+    path = np.maximum(cn.path_floor(c, conv), cn.slowest_answers(c)[conv])
+    lag = np.maximum(path, retry_lag)
+    held = x.paused_ns[ks] + _busy_before(x, c.row[e["first_ev"][ks]])
+    timer = _rnr_timer_ns(x, rnr)
+    for k in range(len(ks)):  # timeouts in a conversation with RNR NAKs: few
+        mine = (c.conv[rnr] == conv[k]) & (c.ts[rnr] <= t0[k])
+        since = t0[k] - c.ts[rnr[mine]]
+        late = timer[mine] + lag[k] + 2 * slack
+        out[k] = bool(((since >= timer[mine] - slack) & (since - held[k] <= late)).any())
     return out
 
 
