@@ -2085,3 +2085,34 @@ RNR_RUN_COPY_AFTER_ITS_NAK: tuple[dict[str, Any], int] = (
     },
     766,
 )
+
+
+# A selective-repeat NIC (its SENDs go back N) seen at a mirror on a path that reorders
+# (every clock): a SEND's original was held on the way past two runs that each resent its
+# PSN, and came alone after the second, with no NAK, timer or run to explain it. It was
+# called a resend (of no cause): a NIC resends only for a NAK, a timer or a run it
+# resumes, so that copy is late from elsewhere, the original as well as an earlier run's
+# resend.
+LATE_ORIGINAL_AFTER_TWO_RUNS: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send",),
+        "recovery": "selective-repeat",
+        "vantage": "mirror",
+        "qps": 1,
+        "messages": 5,
+        "message_size": 16384,
+        "start_psn": 16777200,
+        "losses": (
+            Loss(rate=0.03796826392375714, direction="response", kind="ack"),
+            Loss(every=22),
+        ),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 0,
+        "timeout": 8,
+        "link_delay_ns": 200,
+        "reorder_rate": 0.010562998071876124,
+        "ack_delay_ns": 0,
+    },
+    511,
+)

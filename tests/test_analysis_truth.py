@@ -22,6 +22,7 @@ from hard_cases import (
     HARD_CASES,
     INTERLEAVED_READ_RUNS,
     LATE_FIRST_COPY_CASES,
+    LATE_ORIGINAL_AFTER_TWO_RUNS,
     LATE_ORIGINAL_CASES,
     LONE_COPY_BEFORE_A_SLOW_ANSWER,
     MESSAGE_START_BESIDE_FIRST_COPY,
@@ -1552,3 +1553,15 @@ def test_rnr_run_copy_after_its_nak_on_other_clocks(tmp_path: Path, clock: str) 
     retry = eps[eps["start_psn"] == 4298900]
     assert len(retry) == 1
     assert retry["trigger_certainty"].iloc[0] == "uncertain"
+
+
+def test_late_original_after_two_runs_is_left_open(tmp_path: Path) -> None:
+    """A SEND's original held on the way past two runs that each resent its PSN, coming
+    alone after the second with no NAK, timer or run to explain it: a NIC resends only
+    for a NAK, a timer or a run it resumes, so the copy is late from elsewhere, the
+    original as well as an earlier run's resend. Which it is stays open (`late_frames`)."""
+    a = _analyzed_right_on(tmp_path, LATE_ORIGINAL_AFTER_TWO_RUNS, "us")
+    eps = a.retransmissions
+    lone = eps[(eps["packets"] == 1) & (eps["trigger"] == "unknown") & (eps["start_psn"] == 51)]
+    assert len(lone) == 1
+    assert int(lone["first_frame"].iloc[0]) in lone["late_frames"].iloc[0]

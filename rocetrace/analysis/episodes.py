@@ -2530,7 +2530,7 @@ def _nak_frames(x: Context, e: np.ndarray, by_nak: np.ndarray) -> list[list[int]
     return out
 
 
-def _late_or_resent(x: Context, e: np.ndarray) -> list[list[int]]:
+def _late_or_resent(x: Context, e: np.ndarray, trigger: np.ndarray) -> list[list[int]]:
     """Per episode, the copies of which the capture cannot tell the original: on a
     conversation that showed a late original (_after_reordering), every copy of a PSN whose
     first copy the capture saw came after a later PSN and was read as a resend (its
@@ -2542,6 +2542,7 @@ def _late_or_resent(x: Context, e: np.ndarray) -> list[list[int]]:
     out: list[list[int]] = [[] for _ in range(len(e))]
     c = x.conv
     _open_first_copies(x, out)
+    _open_uncaused_copies(x, e, trigger, out)
     if len(x.reorders) == 0 or not x.reorders.any() or len(e) == 0:
         return out
     copies = (c.flags & (cn.NEW | cn.RESENT | cn.REORDER)) > 0
@@ -2572,6 +2573,24 @@ def _late_or_resent(x: Context, e: np.ndarray) -> list[list[int]]:
     for k, listed in zip(ep_of[cut].tolist(), np.split(frame, cut[1:]), strict=True):
         out[k] = sorted(set(out[k]) | set(listed.tolist()))
     return out
+
+
+def _open_uncaused_copies(
+    x: Context, e: np.ndarray, trigger: np.ndarray, out: list[list[int]]
+) -> None:
+    """Adds to `out` the frame of each lone resend of no cause the capture shows (trigger
+    unknown: no NAK, no timer, no run it resumes) of a PSN whose original the capture
+    never saw (its first copy read as a resend). Why: a NIC resends only for a NAK, a timer
+    or a run it resumes, so such a copy is late from elsewhere: an earlier run's resend, or
+    the original itself, held on a path that reorders (the first copies the capture saw
+    were the resends it drew); which one the capture cannot tell."""
+    c = x.conv
+    ks = np.flatnonzero((e["n_resent"] == 1) & (trigger == "unknown"))
+    first = c.link[e["first_ev"][ks]]
+    unseen = (first >= 0) & ((c.flags[np.maximum(first, 0)] & cn.RESENT) > 0)
+    frames = c.frames_of(e["first_ev"][ks[unseen]], x.pp).tolist()
+    for k, f in zip(ks[unseen].tolist(), frames, strict=True):  # such copies are few
+        out[k].append(int(f))
 
 
 def _open_first_copies(x: Context, out: list[list[int]]) -> None:
@@ -2637,7 +2656,7 @@ def episode_table(x: Context) -> tuple[pd.DataFrame, np.ndarray]:
             "silence_ns": pd.array(silence, "Int64"),
             "paused_ns": x.paused_ns,
             "resumed": e["resumed"] > 0,
-            "late_frames": _late_or_resent(x, e),
+            "late_frames": _late_or_resent(x, e, trigger),
         }
     )
     df.loc[~by_nak, "nak_frame"] = pd.NA
