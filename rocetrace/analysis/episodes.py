@@ -2590,7 +2590,8 @@ def _open_uncaused_copies(
     unseen = (first >= 0) & ((c.flags[np.maximum(first, 0)] & cn.RESENT) > 0)
     frames = c.frames_of(e["first_ev"][ks[unseen]], x.pp).tolist()
     for k, f in zip(ks[unseen].tolist(), frames, strict=True):  # such copies are few
-        out[k].append(int(f))
+        if f not in out[k]:
+            out[k].append(int(f))
 
 
 def _open_first_copies(x: Context, out: list[list[int]]) -> None:
