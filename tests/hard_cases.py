@@ -2116,3 +2116,37 @@ LATE_ORIGINAL_AFTER_TWO_RUNS: tuple[dict[str, Any], int] = (
     },
     511,
 )
+
+
+# Two requesters' SENDs at a receiver on a path that reorders and loses requests before it
+# (every clock): a go-back-N run ran on into PSNs whose originals were still on the way, so
+# the capture saw those resends first, as new data, and the originals came later alone,
+# of no cause the capture could name. They were called resends: they may be the originals,
+# late, as well as late resends.
+LATE_ORIGINALS_AFTER_RUNS_INTO_NEW_DATA: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send",),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 8,
+        "message_size": 16384,
+        "start_psn": 16777200,
+        "losses": (
+            Loss(rate=0.027306251327851805, direction="any", kind="any"),
+            Loss(rate=0.013142987884839277, direction="any", kind="any"),
+        ),
+        "max_packets": 3000,
+        "window": 8,
+        "ack_req_every": 4,
+        "timeout": 8,
+        "link_delay_ns": 500,
+        "reorder_rate": 0.025853466785157486,
+        "rnr_naks": 1,
+        "mtu": 256,
+        "requesters": 2,
+        "responders": 2,
+        "vlan": 100,
+    },
+    338,
+)

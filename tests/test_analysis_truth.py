@@ -24,6 +24,7 @@ from hard_cases import (
     LATE_FIRST_COPY_CASES,
     LATE_ORIGINAL_AFTER_TWO_RUNS,
     LATE_ORIGINAL_CASES,
+    LATE_ORIGINALS_AFTER_RUNS_INTO_NEW_DATA,
     LONE_COPY_BEFORE_A_SLOW_ANSWER,
     MESSAGE_START_BESIDE_FIRST_COPY,
     NAK_ANSWERS_BEHIND_OTHER_QPS,
@@ -1565,3 +1566,17 @@ def test_late_original_after_two_runs_is_left_open(tmp_path: Path) -> None:
     lone = eps[(eps["packets"] == 1) & (eps["trigger"] == "unknown") & (eps["start_psn"] == 51)]
     assert len(lone) == 1
     assert int(lone["first_frame"].iloc[0]) in lone["late_frames"].iloc[0]
+
+
+@pytest.mark.parametrize("clock", ["ns", "us"])
+def test_late_originals_after_runs_into_new_data_are_left_open(tmp_path: Path, clock: str) -> None:
+    """A go-back-N run that ran on into PSNs whose originals were still on the way: the
+    capture saw those resends first, as new data, and the originals later, alone, of no
+    cause it could name (a NAK of a lower PSN, or none). Each such lone copy may be the
+    original, late, or a late resend: listed open (`late_frames`), never a sure resend."""
+    a = _analyzed_right_on(tmp_path, LATE_ORIGINALS_AFTER_RUNS_INTO_NEW_DATA, clock)
+    eps = a.retransmissions
+    lone = eps[(eps["packets"] == 1) & eps["start_psn"].isin([7, 415, 423])]
+    pairs = zip(lone["first_frame"], lone["late_frames"], strict=True)
+    opened = [f in listed for f, listed in pairs]
+    assert len(opened) >= 3 and all(opened)

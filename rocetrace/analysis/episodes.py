@@ -2530,7 +2530,7 @@ def _nak_frames(x: Context, e: np.ndarray, by_nak: np.ndarray) -> list[list[int]
     return out
 
 
-def _late_or_resent(x: Context, e: np.ndarray, trigger: np.ndarray) -> list[list[int]]:
+def _late_or_resent(x: Context, e: np.ndarray, cause_open: np.ndarray) -> list[list[int]]:
     """Per episode, the copies of which the capture cannot tell the original: on a
     conversation that showed a late original (_after_reordering), every copy of a PSN whose
     first copy the capture saw came after a later PSN and was read as a resend (its
@@ -2542,7 +2542,7 @@ def _late_or_resent(x: Context, e: np.ndarray, trigger: np.ndarray) -> list[list
     out: list[list[int]] = [[] for _ in range(len(e))]
     c = x.conv
     _open_first_copies(x, out)
-    _open_uncaused_copies(x, e, trigger, out)
+    _open_uncaused_copies(x, e, cause_open, out)
     if len(x.reorders) == 0 or not x.reorders.any() or len(e) == 0:
         return out
     copies = (c.flags & (cn.NEW | cn.RESENT | cn.REORDER)) > 0
@@ -2576,22 +2576,42 @@ def _late_or_resent(x: Context, e: np.ndarray, trigger: np.ndarray) -> list[list
 
 
 def _open_uncaused_copies(
-    x: Context, e: np.ndarray, trigger: np.ndarray, out: list[list[int]]
+    x: Context, e: np.ndarray, cause_open: np.ndarray, out: list[list[int]]
 ) -> None:
-    """Adds to `out` the frame of each lone resend of no cause the capture shows (trigger
-    unknown: no NAK, no timer, no run it resumes) of a PSN whose original the capture
-    never saw (its first copy read as a resend). Why: a NIC resends only for a NAK, a timer
-    or a run it resumes, so such a copy is late from elsewhere: an earlier run's resend, or
-    the original itself, held on a path that reorders (the first copies the capture saw
-    were the resends it drew); which one the capture cannot tell."""
+    """Adds to `out` the frame of each lone resend whose cause is open (`cause_open`, per
+    episode: no NAK, timer or run the capture shows surely caused it) of a PSN whose
+    original the capture may not have seen: its first copy read as a resend (its original
+    unseen), or as new data right after a resend of its conversation, above it (a
+    go-back-N runs on through every PSN sent, so a run may go on into PSNs whose originals
+    are still on the way). Why: a NIC resends only for a NAK, a timer or a run it resumes,
+    so such a copy may be late from elsewhere: an earlier run's resend, or the original
+    itself, held on a path that reorders (the first copy the capture saw the resend it
+    drew); which one the capture cannot tell."""
     c = x.conv
-    ks = np.flatnonzero((e["n_resent"] == 1) & (trigger == "unknown"))
+    ks = np.flatnonzero((e["n_resent"] == 1) & cause_open)
     first = c.link[e["first_ev"][ks]]
-    unseen = (first >= 0) & ((c.flags[np.maximum(first, 0)] & cn.RESENT) > 0)
-    frames = c.frames_of(e["first_ev"][ks[unseen]], x.pp).tolist()
-    for k, f in zip(ks[unseen].tolist(), frames, strict=True):  # such copies are few
+    found = first >= 0
+    ks, first = ks[found], first[found]
+    unseen = (c.flags[first] & cn.RESENT) > 0
+    after_run = ((c.flags[first] & cn.NEW) > 0) & _right_after_resend(c, first)
+    ks = ks[unseen | after_run]
+    frames = c.frames_of(e["first_ev"][ks], x.pp).tolist()
+    for k, f in zip(ks.tolist(), frames, strict=True):  # such copies are few
         if f not in out[k]:
             out[k].append(int(f))
+
+
+def _right_after_resend(c: cn.Conversations, ev: np.ndarray) -> np.ndarray:
+    """Per request event of `ev`: was the request before it in its conversation a resend
+    of a lower PSN (no request between)?"""
+    out = np.zeros(len(ev), bool)
+    for k, i in enumerate(ev.tolist()):  # lone copies: few
+        j = i - 1  # events are grouped by conversation
+        while j >= 0 and c.conv[j] == c.conv[i] and c.kind[j] != REQUEST:
+            j -= 1
+        resent = j >= 0 and c.conv[j] == c.conv[i] and (c.flags[j] & cn.RESENT) > 0
+        out[k] = bool(resent and c.ext[j] < c.ext[i])
+    return out
 
 
 def _open_first_copies(x: Context, out: list[list[int]]) -> None:
@@ -2657,7 +2677,7 @@ def episode_table(x: Context) -> tuple[pd.DataFrame, np.ndarray]:
             "silence_ns": pd.array(silence, "Int64"),
             "paused_ns": x.paused_ns,
             "resumed": e["resumed"] > 0,
-            "late_frames": _late_or_resent(x, e, trigger),
+            "late_frames": _late_or_resent(x, e, trigger_certainty == UNCERTAIN),
         }
     )
     df.loc[~by_nak, "nak_frame"] = pd.NA
