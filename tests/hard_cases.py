@@ -2112,4 +2112,68 @@ NAK_CHAIN_WITH_A_DROPPED_NAK: tuple[dict[str, Any], int] = (
         "vlan": 100,
     },
     720,
+
+
+# A selective-repeat NIC (its SENDs go back N) seen at a mirror on a path that reorders
+# (every clock): a SEND's original was held on the way past two runs that each resent its
+# PSN, and came alone after the second, with no NAK, timer or run to explain it. It was
+# called a resend (of no cause): a NIC resends only for a NAK, a timer or a run it
+# resumes, so that copy is late from elsewhere, the original as well as an earlier run's
+# resend.
+LATE_ORIGINAL_AFTER_TWO_RUNS: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send",),
+        "recovery": "selective-repeat",
+        "vantage": "mirror",
+        "qps": 1,
+        "messages": 5,
+        "message_size": 16384,
+        "start_psn": 16777200,
+        "losses": (
+            Loss(rate=0.03796826392375714, direction="response", kind="ack"),
+            Loss(every=22),
+        ),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 0,
+        "timeout": 8,
+        "link_delay_ns": 200,
+        "reorder_rate": 0.010562998071876124,
+        "ack_delay_ns": 0,
+    },
+    511,
+)
+
+
+# Two requesters' SENDs at a receiver on a path that reorders and loses requests before it
+# (every clock): a go-back-N run ran on into PSNs whose originals were still on the way, so
+# the capture saw those resends first, as new data, and the originals came later alone,
+# of no cause the capture could name. They were called resends: they may be the originals,
+# late, as well as late resends.
+LATE_ORIGINALS_AFTER_RUNS_INTO_NEW_DATA: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send",),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 8,
+        "message_size": 16384,
+        "start_psn": 16777200,
+        "losses": (
+            Loss(rate=0.027306251327851805, direction="any", kind="any"),
+            Loss(rate=0.013142987884839277, direction="any", kind="any"),
+        ),
+        "max_packets": 3000,
+        "window": 8,
+        "ack_req_every": 4,
+        "timeout": 8,
+        "link_delay_ns": 500,
+        "reorder_rate": 0.025853466785157486,
+        "rnr_naks": 1,
+        "mtu": 256,
+        "requesters": 2,
+        "responders": 2,
+        "vlan": 100,
+    },
+    338,
 )

@@ -1496,6 +1496,7 @@ def _timeout_silence(
         (trigger == "timeout") & (e["nak_ev"] < 0) & went_back & (certainty != UNCERTAIN)
     )
     asked = _nak_before_timer(x, e, timeouts) | _rnr_retry_fits(x, e, timeouts)
+    asked |= _seen_rnr_retry_fits(x, e, timeouts, _rnr_retry_lag(x, e, trigger, certainty))
     asked |= _original_open(x, e)[timeouts]  # a NAK's answer, were a late copy the original
     asked |= _dropped_nak_fits(x, e, trigger, timeouts)
     certainty[timeouts[asked]] = UNCERTAIN
@@ -1650,6 +1651,54 @@ def _rnr_retry_fits(x: Context, e: np.ndarray, ks: np.ndarray) -> np.ndarray:
     late = pairs["named"] + slowest.reindex(pairs["conv"]).to_numpy() + slack
     fits = (pairs["silence"] >= pairs["named"] - slack) & (pairs["silence"] <= late)
     out[pairs.loc[fits, "k"].to_numpy()] = True
+    return out
+
+
+def _rnr_retry_lag(x: Context, e: np.ndarray, trigger: np.ndarray, certainty: np.ndarray) -> int:
+    """The longest an RNR retry the analysis takes (certain or likely, no sooner than its
+    timer) came after the RNR timer its NAK names, PFC pause not counted; 0: none. Why:
+    the measure of how late a requester's retry shows at this capture point (the round
+    trip to the sender and the sender's own delay) where no NAK answer times the path."""
+    c, slack = x.conv, x.tol.slack_ns
+    taken = (trigger == "rnr") & (certainty != UNCERTAIN)
+    ks = np.flatnonzero(taken & (e["nak_kind"] == RNR_NAK) & (e["nak_ev"] >= 0))
+    if not len(ks):
+        return 0
+    wait = c.ts[e["first_ev"][ks]] - c.ts[e["nak_ev"][ks]] - x.paused_ns[ks]
+    lag = wait - _rnr_timer_ns(x, e["nak_ev"][ks])
+    lag = lag[lag >= -slack]  # sooner than the timer: no retry (_rnr_timing)
+    return int(max(lag.max(), 0)) if len(lag) else 0
+
+
+def _seen_rnr_retry_fits(x: Context, e: np.ndarray, ks: np.ndarray, retry_lag: int) -> np.ndarray:
+    """Per timeout episode of `ks`: it came as long after an RNR NAK of its conversation
+    that this capture point saw as the RNR timer that NAK names (no sooner, less the
+    slack; no later than that timer plus the lag and twice the slack, less any PFC pause
+    it waited through and the train its sender's wire was busy with right before it, as
+    an on-time retry, _rnr_timing), so it may be that NAK's retry. Why: a requester holds
+    an RNR NAK's retry for the timer whatever else it resends meanwhile (a NAK's go-back-N
+    may resend, and the responder acknowledge, the very PSNs the RNR NAK named); the retry
+    then restarts from the first PSN still unacknowledged, above the NAKed one, after a
+    silence a timer would show alike. The lag: the longest of the path's shortest NAK
+    answer (a retry is seen away from the sender up to a round trip later), its slowest
+    answer, and the longest any RNR retry the capture shows came after its timer
+    (`retry_lag`, _rnr_retry_lag: at a capture point beside the responder, no answer
+    times the round trip to the requester)."""
+    c, slack = x.conv, x.tol.slack_ns
+    out = np.zeros(len(ks), bool)
+    rnr = np.flatnonzero(c.kind == RNR_NAK)
+    if len(rnr) == 0 or len(ks) == 0:
+        return out
+    conv, t0 = e["conv"][ks], c.ts[e["first_ev"][ks]]
+    path = np.maximum(cn.path_floor(c, conv), cn.slowest_answers(c)[conv])
+    lag = np.maximum(path, retry_lag)
+    held = x.paused_ns[ks] + _busy_before(x, c.row[e["first_ev"][ks]])
+    timer = _rnr_timer_ns(x, rnr)
+    for k in range(len(ks)):  # timeouts in a conversation with RNR NAKs: few
+        mine = (c.conv[rnr] == conv[k]) & (c.ts[rnr] <= t0[k])
+        since = t0[k] - c.ts[rnr[mine]]
+        late = timer[mine] + lag[k] + 2 * slack
+        out[k] = bool(((since >= timer[mine] - slack) & (since - held[k] <= late)).any())
     return out
 
 
@@ -2548,7 +2597,7 @@ def _nak_frames(x: Context, e: np.ndarray, by_nak: np.ndarray) -> list[list[int]
     return out
 
 
-def _late_or_resent(x: Context, e: np.ndarray) -> list[list[int]]:
+def _late_or_resent(x: Context, e: np.ndarray, cause_open: np.ndarray) -> list[list[int]]:
     """Per episode, the copies of which the capture cannot tell the original: on a
     conversation that showed a late original (_after_reordering), every copy of a PSN whose
     first copy the capture saw came after a later PSN and was read as a resend (its
@@ -2560,6 +2609,7 @@ def _late_or_resent(x: Context, e: np.ndarray) -> list[list[int]]:
     out: list[list[int]] = [[] for _ in range(len(e))]
     c = x.conv
     _open_first_copies(x, out)
+    _open_uncaused_copies(x, e, cause_open, out)
     if len(x.reorders) == 0 or not x.reorders.any() or len(e) == 0:
         return out
     copies = (c.flags & (cn.NEW | cn.RESENT | cn.REORDER)) > 0
@@ -2589,6 +2639,45 @@ def _late_or_resent(x: Context, e: np.ndarray) -> list[list[int]]:
     cut = np.flatnonzero(np.r_[True, np.diff(ep_of) != 0])
     for k, listed in zip(ep_of[cut].tolist(), np.split(frame, cut[1:]), strict=True):
         out[k] = sorted(set(out[k]) | set(listed.tolist()))
+    return out
+
+
+def _open_uncaused_copies(
+    x: Context, e: np.ndarray, cause_open: np.ndarray, out: list[list[int]]
+) -> None:
+    """Adds to `out` the frame of each lone resend whose cause is open (`cause_open`, per
+    episode: no NAK, timer or run the capture shows surely caused it) of a PSN whose
+    original the capture may not have seen: its first copy read as a resend (its original
+    unseen), or as new data right after a resend of its conversation, above it (a
+    go-back-N runs on through every PSN sent, so a run may go on into PSNs whose originals
+    are still on the way). Why: a NIC resends only for a NAK, a timer or a run it resumes,
+    so such a copy may be late from elsewhere: an earlier run's resend, or the original
+    itself, held on a path that reorders (the first copy the capture saw the resend it
+    drew); which one the capture cannot tell."""
+    c = x.conv
+    ks = np.flatnonzero((e["n_resent"] == 1) & cause_open)
+    first = c.link[e["first_ev"][ks]]
+    found = first >= 0
+    ks, first = ks[found], first[found]
+    unseen = (c.flags[first] & cn.RESENT) > 0
+    after_run = ((c.flags[first] & cn.NEW) > 0) & _right_after_resend(c, first)
+    ks = ks[unseen | after_run]
+    frames = c.frames_of(e["first_ev"][ks], x.pp).tolist()
+    for k, f in zip(ks.tolist(), frames, strict=True):  # such copies are few
+        if f not in out[k]:
+            out[k].append(int(f))
+
+
+def _right_after_resend(c: cn.Conversations, ev: np.ndarray) -> np.ndarray:
+    """Per request event of `ev`: was the request before it in its conversation a resend
+    of a lower PSN (no request between)?"""
+    out = np.zeros(len(ev), bool)
+    for k, i in enumerate(ev.tolist()):  # lone copies: few
+        j = i - 1  # events are grouped by conversation
+        while j >= 0 and c.conv[j] == c.conv[i] and c.kind[j] != REQUEST:
+            j -= 1
+        resent = j >= 0 and c.conv[j] == c.conv[i] and (c.flags[j] & cn.RESENT) > 0
+        out[k] = bool(resent and c.ext[j] < c.ext[i])
     return out
 
 
@@ -2655,7 +2744,7 @@ def episode_table(x: Context) -> tuple[pd.DataFrame, np.ndarray]:
             "silence_ns": pd.array(silence, "Int64"),
             "paused_ns": x.paused_ns,
             "resumed": e["resumed"] > 0,
-            "late_frames": _late_or_resent(x, e),
+            "late_frames": _late_or_resent(x, e, trigger_certainty == UNCERTAIN),
         }
     )
     df.loc[~by_nak, "nak_frame"] = pd.NA
