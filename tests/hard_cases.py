@@ -2112,6 +2112,7 @@ NAK_CHAIN_WITH_A_DROPPED_NAK: tuple[dict[str, Any], int] = (
         "vlan": 100,
     },
     720,
+)
 
 
 # A selective-repeat NIC (its SENDs go back N) seen at a mirror on a path that reorders

@@ -1582,6 +1582,7 @@ def test_run_through_a_nak_chain_the_capture_point_broke_leaves_its_nak_open(
     assert len(broken) == 2
     assert (broken["trigger_certainty"] == "uncertain").all()
 
+
 @pytest.mark.parametrize("clock", ["us", "jitter50"])
 def test_rnr_run_copy_after_its_nak_on_other_clocks(tmp_path: Path, clock: str) -> None:
     """The same mix on a microsecond clock and a jittered one. An RNR NAK's retry came its
