@@ -64,6 +64,25 @@ def test_wheel_maps_the_root_folders_under_rocetrace(wheel: Path) -> None:
     assert not [n for n in names if n.split("/")[0] in ("dissectors", "reports", "tests")]
 
 
+@pytest.mark.slow
+def test_wheel_ships_every_package_of_the_tree(wheel: Path) -> None:
+    """pyproject.toml lists the packages by name: a new subpackage left off that list
+    would work in an editable install and be missing from the wheel."""
+    names = set(zipfile.ZipFile(wheel).namelist())
+    roots = {"rocetrace": "rocetrace", "dissectors": "rocetrace/dissectors",
+             "reports": "rocetrace/reports"}  # fmt: skip
+    expected = [
+        f"{shipped}/{init.parent.relative_to(REPO / root).as_posix()}/__init__.py".replace(
+            "/./", "/"
+        )
+        for root, shipped in roots.items()
+        for init in (REPO / root).rglob("__init__.py")
+        if "__pycache__" not in init.parts
+    ]
+    assert len(expected) >= 10
+    assert sorted(set(expected) - names) == []
+
+
 def _borrow_dependencies(python: Path, cwd: Path) -> None:
     """Make the running interpreter's packages importable in the venv, after its own (a
     path in a .pth file is appended to sys.path; the .pth files found there are not run,
