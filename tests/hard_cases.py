@@ -2113,3 +2113,33 @@ NAK_CHAIN_WITH_A_DROPPED_NAK: tuple[dict[str, Any], int] = (
     },
     720,
 )
+
+# A selective-repeat NIC (two requesters' QPs, SEND, WRITE, READ) seen at the receiver,
+# requests lost before it: a NAK of a READ's PSN answered with that READ and then the
+# newest packet sent, itself a READ whose responses the capture point had all seen. That
+# second resend read as a re-issue of the newest READ, certain (trigger and mode).
+REPEAT_TAIL_READ_AFTER_A_NAKED_READ: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send", "write", "read"),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 6,
+        "message_size": 8192,
+        "start_psn": 16777200,
+        "losses": (
+            Loss(rate=0.04380705374536653),
+            Loss(every=36, before_mirror=True),
+        ),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 16,
+        "timeout": 8,
+        "link_delay_ns": 2000,
+        "reorder_rate": 0.015823662156278773,
+        "mtu": 2048,
+        "requesters": 2,
+        "responders": 1,
+    },
+    445,
+)

@@ -31,6 +31,7 @@ from hard_cases import (
     REISSUE_INSIDE_A_RUN,
     REISSUE_OR_OVERTAKEN_NAK,
     REORDER_CASES,
+    REPEAT_TAIL_READ_AFTER_A_NAKED_READ,
     RESUMED_AS_REPEAT,
     RNR_RUN_COPY_AFTER_ITS_NAK,
     RUN_HELD_TWICE,
@@ -1590,3 +1591,19 @@ def test_run_through_a_nak_chain_the_capture_point_broke_leaves_its_nak_open(
     broken = eps[eps["start_psn"].isin([9606180, 9606183])]
     assert len(broken) == 2
     assert (broken["trigger_certainty"] == "uncertain").all()
+
+
+@pytest.mark.parametrize("clock", ["ns", "us"])
+def test_newest_read_resent_after_a_naked_psn_may_be_the_repeat_tail(
+    tmp_path: Path, clock: str
+) -> None:
+    """A selective repeat resends its NAKed PSN and then the newest packet sent: where that
+    newest is a READ request whose responses the capture point saw, its resend right after
+    the NAKed PSN's may be the repeat going on, or a re-issue for responses lost after the
+    capture point. Neither trigger nor mode is certain."""
+    a = _analyzed_right_on(tmp_path, REPEAT_TAIL_READ_AFTER_A_NAKED_READ, clock)
+    eps = a.retransmissions
+    tail = eps[(eps["start_psn"] == 4) & (eps["trigger"] == "read_reissue")]
+    assert len(tail) == 1
+    assert (tail["trigger_certainty"] == "uncertain").all()
+    assert (tail["mode_certainty"] == "uncertain").all()

@@ -234,6 +234,7 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     _held_runs(x, e, trigger, certainty)
     asked_again = (trigger == "read_reissue") & (certainty != UNCERTAIN)
     certainty[_reissue_may_answer_open_nak(c, e, asked_again, certainty)] = UNCERTAIN
+    certainty[_reissue_as_repeat_tail(c, e, trigger)] = UNCERTAIN
     # again, as every rule above weighed the run: a lone copy's trigger is its run's
     certainty[_copy_of_another_cause(x, e, trigger, certainty, copy_of_run)] = UNCERTAIN
     certainty[_dropped_nak_in_chain(x, e, trigger)] = UNCERTAIN
@@ -357,6 +358,17 @@ def _reissue_may_answer_open_nak(
         open_naks = naks[(naks > since) & (naks < first) & (c.conv[naks] == conv)]
         out[k] = bool((c.ext[open_naks] < e["start_ext"][k]).any())
     return out
+
+
+def _reissue_as_repeat_tail(c: cn.Conversations, e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
+    """Per READ asked again (a re-issue's reading) whose first PSN is the newest sent, right
+    after a resend of another PSN that a NAK asked for before it (_repeat_tail_naks): a
+    selective repeat resends its NAKed PSN and then the newest packet sent, which is this
+    READ request, so the READ may be that NAK's repeat going on rather than a re-issue for
+    responses lost after the capture point. Trigger and mode are open: the capture shows
+    the same request either way."""
+    asked_again = _read_reissue(e) & (trigger == "read_reissue")
+    return _among(len(e), _repeat_tail_naks(c, e, asked_again)) & asked_again
 
 
 def _original_open(x: Context, e: np.ndarray) -> np.ndarray:
@@ -955,18 +967,21 @@ def _near_naks(c: cn.Conversations, e: np.ndarray, which: np.ndarray) -> dict[in
     return out
 
 
-def _repeat_tail_naks(c: cn.Conversations, e: np.ndarray) -> dict[int, list[int]]:
-    """Per run above its NAKed PSN (_above_nak) that begins at the newest PSN sent right
-    after a resend of another PSN (no request between) that a NAK (not an RNR NAK) asked
-    for before it: those NAK events. A selective repeat resends its NAKed PSN and then the
-    newest, so the run may be that NAK's repeat going on, not its own NAK's go-back-N whose
-    first resends were lost before the capture point (a READ asked again splits the two:
-    each READ of a run of re-issues is an episode). A NAK's answer either way: only which
-    NAK is open."""
+def _repeat_tail_naks(
+    c: cn.Conversations, e: np.ndarray, which: np.ndarray | None = None
+) -> dict[int, list[int]]:
+    """Per run of `which` (by default those above their NAKed PSN, _above_nak) that begins
+    at the newest PSN sent right after a resend of another PSN (no request between) that a
+    NAK (not an RNR NAK) asked for before it: those NAK events. A selective repeat resends
+    its NAKed PSN and then the newest, so the run may be that NAK's repeat going on, not its
+    own NAK's go-back-N whose first resends were lost before the capture point (a READ
+    asked again splits the two: each READ of a run of re-issues is an episode). A NAK's
+    answer either way: only which NAK is open."""
     out: dict[int, list[int]] = {}
     prev = e["prev_req_ev"]
     p = np.maximum(prev, 0)
-    ks = _above_nak(e) & (e["start_ext"] >= e["last_sent_first"]) & (prev >= 0)
+    ks = _above_nak(e) if which is None else which
+    ks = ks & (e["start_ext"] >= e["last_sent_first"]) & (prev >= 0)
     ks &= ((c.flags[p] & cn.RESENT) > 0) & (c.ext[p] != e["start_ext"]) & (c.episode[p] >= 0)
     if not ks.any():
         return out
