@@ -25,6 +25,7 @@ from hard_cases import (
     LATE_ORIGINAL_CASES,
     LONE_COPY_BEFORE_A_SLOW_ANSWER,
     MESSAGE_START_BESIDE_FIRST_COPY,
+    NAK_ANSWER_OVERTAKEN_BY_AN_ACK,
     NAK_ANSWERS_BEHIND_OTHER_QPS,
     NAK_CHAIN_WITH_A_DROPPED_NAK,
     OPEN_CASES,
@@ -1607,3 +1608,18 @@ def test_newest_read_resent_after_a_naked_psn_may_be_the_repeat_tail(
     assert len(tail) == 1
     assert (tail["trigger_certainty"] == "uncertain").all()
     assert (tail["mode_certainty"] == "uncertain").all()
+
+
+def test_skip_onto_an_acknowledged_psn_may_answer_an_overtaken_nak(tmp_path: Path) -> None:
+    """A run that skips forward onto the PSN after one an ACK covered, past a NAK of a PSN
+    it skipped seen before that ACK: that NAK's go-back-N, overtaken by the ACK, begins at
+    the skip's PSN too, so the run from there may be that NAK's answer. The NAK frames
+    list it (which NAK is open)."""
+    a = _analyzed_right_on(tmp_path, NAK_ANSWER_OVERTAKEN_BY_AN_ACK, "ns")
+    eps = a.retransmissions
+    run = eps[(eps["start_psn"] == 18) & (eps["packets"] > 1)]
+    assert len(run) == 1
+    pk = a.packets
+    overtaken = pk[(pk["psn"] == 23) & (pk["aeth_syndrome"] == 96)]["frame"]  # NAK of PSN 23
+    assert len(overtaken) == 1
+    assert int(overtaken.iloc[0]) in run["nak_frames"].iloc[0]

@@ -2552,7 +2552,10 @@ def _nak_frames(x: Context, e: np.ndarray, by_nak: np.ndarray) -> list[list[int]
     own = x.conv.frames_of(np.where(by_nak, e["nak_ev"], -1), x.pp).tolist()
     out = [[f] if f >= 0 else [] for f in own]
     alt = x.alt if len(x.alt) == len(e) else np.full(len(e), -1)
-    for run, naks in x.near.items():  # the NAKs a resend of the run may answer instead
+    near = dict(x.near)
+    for run, naks in _overtaken_naks(x.conv, e, by_nak).items():
+        near[run] = sorted({*near.get(run, []), *naks})
+    for run, naks in near.items():  # the NAKs a resend of the run may answer instead
         frames = x.conv.frames_of(np.asarray(naks, np.int64), x.pp).tolist()
         out[run] += [f for f in frames if f not in out[run]] if by_nak[run] else []
     alt2 = x.alt2 if len(x.alt2) == len(e) else np.full(len(e), -1)
@@ -2560,6 +2563,40 @@ def _nak_frames(x: Context, e: np.ndarray, by_nak: np.ndarray) -> list[list[int]
         out[k] = out[k] + [f for f in out[alt[k]] if f not in out[k]]
         if alt2[k] >= 0:  # the second run it may continue (_second_run)
             out[k] = out[k] + [f for f in out[alt2[k]] if f not in out[k]]
+    return out
+
+
+def _overtaken_naks(c: cn.Conversations, e: np.ndarray, by_nak: np.ndarray) -> dict[int, list[int]]:
+    """Per NAK's run that skipped forward over PSNs an ACK had covered (`ack_skips`), the
+    NAK events (not RNR NAKs) of PSNs the skip passed over, seen before the skip's resend
+    and each followed, ahead of that resend, by an ACK or response up to the PSN before the
+    skip's (or a NAK of the skip's PSN or beyond): a NIC answers such a NAK by going back
+    from its PSN, and the ACK overtaking that answer moves it on to the first PSN not
+    acknowledged, the skip's. The resend from the skip on may be that NAK's answer, another
+    episode: which NAK is open."""
+    out: dict[int, list[int]] = {}
+    ks = np.flatnonzero(by_nak & (e["ack_skips"] > 0))
+    if not len(ks):
+        return out
+    naks = np.flatnonzero(c.kind == NAK)
+    acks = np.flatnonzero(np.isin(c.kind, (ACK, ATOMIC_ACK, READ_RESPONSE)))
+    for k in ks.tolist():  # runs skipping over acknowledged PSNs: few
+        conv = e["conv"][k]
+        ev = np.flatnonzero((c.episode == k) & (c.kind == REQUEST) & (c.conv == conv))
+        own_naks = naks[c.conv[naks] == conv]
+        own_acks = acks[c.conv[acks] == conv]
+        found: set[int] = set()
+        for a, b in zip(ev[:-1].tolist(), ev[1:].tolist(), strict=True):
+            lo, hi = c.ext[a], c.ext[b]
+            if hi <= lo + 1:
+                continue
+            for n in own_naks[(own_naks < b) & (c.ext[own_naks] > lo) & (c.ext[own_naks] < hi)]:
+                acked = own_acks[(own_acks > n) & (own_acks < b) & (c.ext[own_acks] >= hi - 1)]
+                later = own_naks[(own_naks > n) & (own_naks < b) & (c.ext[own_naks] >= hi)]
+                if len(acked) or len(later):
+                    found.add(int(n))
+        if found:
+            out[k] = sorted(found)
     return out
 
 
