@@ -2178,3 +2178,59 @@ LATE_ORIGINALS_AFTER_RUNS_INTO_NEW_DATA: tuple[dict[str, Any], int] = (
     },
     338,
 )
+
+
+# A selective-repeat NIC (two requesters' QPs, SEND, WRITE, READ) seen at the receiver,
+# requests lost before it: a NAK of a READ's PSN answered with that READ and then the
+# newest packet sent, itself a READ whose responses the capture point had all seen. That
+# second resend read as a re-issue of the newest READ, certain (trigger and mode).
+REPEAT_TAIL_READ_AFTER_A_NAKED_READ: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send", "write", "read"),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 6,
+        "message_size": 8192,
+        "start_psn": 16777200,
+        "losses": (
+            Loss(rate=0.04380705374536653),
+            Loss(every=36, before_mirror=True),
+        ),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 16,
+        "timeout": 8,
+        "link_delay_ns": 2000,
+        "reorder_rate": 0.015823662156278773,
+        "mtu": 2048,
+        "requesters": 2,
+        "responders": 1,
+    },
+    445,
+)
+
+# A selective-repeat NIC seen at a mirror that drops frames, requests lost before it, the
+# responder NAKing PSN after PSN: a NAK's go-back-N overtaken by an ACK covering the PSNs
+# up to the next message moved on to that message, right after another NAK's resend of a
+# lower PSN, and read as a skip of that run, its NAK certain (ns clock).
+NAK_ANSWER_OVERTAKEN_BY_AN_ACK: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("read", "send", "write"),
+        "recovery": "selective-repeat",
+        "vantage": "mirror",
+        "qps": 1,
+        "messages": 8,
+        "message_size": 8192,
+        "start_psn": 16777200,
+        "losses": (Loss(rate=0.0489123334219833, before_mirror=True),),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 4,
+        "timeout": 8,
+        "link_delay_ns": 500,
+        "capture_drop_rate": 0.004279065613200728,
+        "ack_delay_ns": 2000,
+    },
+    97,
+)

@@ -27,12 +27,14 @@ from hard_cases import (
     LATE_ORIGINALS_AFTER_RUNS_INTO_NEW_DATA,
     LONE_COPY_BEFORE_A_SLOW_ANSWER,
     MESSAGE_START_BESIDE_FIRST_COPY,
+    NAK_ANSWER_OVERTAKEN_BY_AN_ACK,
     NAK_ANSWERS_BEHIND_OTHER_QPS,
     NAK_CHAIN_WITH_A_DROPPED_NAK,
     OPEN_CASES,
     REISSUE_INSIDE_A_RUN,
     REISSUE_OR_OVERTAKEN_NAK,
     REORDER_CASES,
+    REPEAT_TAIL_READ_AFTER_A_NAKED_READ,
     RESUMED_AS_REPEAT,
     RNR_RUN_COPY_AFTER_ITS_NAK,
     RUN_HELD_TWICE,
@@ -1621,3 +1623,34 @@ def test_late_originals_after_runs_into_new_data_are_left_open(tmp_path: Path, c
     pairs = zip(lone["first_frame"], lone["late_frames"], strict=True)
     opened = [f in listed for f, listed in pairs]
     assert len(opened) >= 3 and all(opened)
+
+
+@pytest.mark.parametrize("clock", ["ns", "us"])
+def test_newest_read_resent_after_a_naked_psn_may_be_the_repeat_tail(
+    tmp_path: Path, clock: str
+) -> None:
+    """A selective repeat resends its NAKed PSN and then the newest packet sent: where that
+    newest is a READ request whose responses the capture point saw, its resend right after
+    the NAKed PSN's may be the repeat going on, or a re-issue for responses lost after the
+    capture point. Neither trigger nor mode is certain."""
+    a = _analyzed_right_on(tmp_path, REPEAT_TAIL_READ_AFTER_A_NAKED_READ, clock)
+    eps = a.retransmissions
+    tail = eps[(eps["start_psn"] == 4) & (eps["trigger"] == "read_reissue")]
+    assert len(tail) == 1
+    assert (tail["trigger_certainty"] == "uncertain").all()
+    assert (tail["mode_certainty"] == "uncertain").all()
+
+
+def test_skip_onto_an_acknowledged_psn_may_answer_an_overtaken_nak(tmp_path: Path) -> None:
+    """A run that skips forward onto the PSN after one an ACK covered, past a NAK of a PSN
+    it skipped seen before that ACK: that NAK's go-back-N, overtaken by the ACK, begins at
+    the skip's PSN too, so the run from there may be that NAK's answer. The NAK frames
+    list it (which NAK is open)."""
+    a = _analyzed_right_on(tmp_path, NAK_ANSWER_OVERTAKEN_BY_AN_ACK, "ns")
+    eps = a.retransmissions
+    run = eps[(eps["start_psn"] == 18) & (eps["packets"] > 1)]
+    assert len(run) == 1
+    pk = a.packets
+    overtaken = pk[(pk["psn"] == 23) & (pk["aeth_syndrome"] == 96)]["frame"]  # NAK of PSN 23
+    assert len(overtaken) == 1
+    assert int(overtaken.iloc[0]) in run["nak_frames"].iloc[0]

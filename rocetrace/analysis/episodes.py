@@ -234,6 +234,7 @@ def _triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     _held_runs(x, e, trigger, certainty)
     asked_again = (trigger == "read_reissue") & (certainty != UNCERTAIN)
     certainty[_reissue_may_answer_open_nak(c, e, asked_again, certainty)] = UNCERTAIN
+    certainty[_reissue_as_repeat_tail(c, e, trigger)] = UNCERTAIN
     # again, as every rule above weighed the run: a lone copy's trigger is its run's
     certainty[_copy_of_another_cause(x, e, trigger, certainty, copy_of_run)] = UNCERTAIN
     certainty[_dropped_nak_in_chain(x, e, trigger)] = UNCERTAIN
@@ -357,6 +358,17 @@ def _reissue_may_answer_open_nak(
         open_naks = naks[(naks > since) & (naks < first) & (c.conv[naks] == conv)]
         out[k] = bool((c.ext[open_naks] < e["start_ext"][k]).any())
     return out
+
+
+def _reissue_as_repeat_tail(c: cn.Conversations, e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
+    """Per READ asked again (a re-issue's reading) whose first PSN is the newest sent, right
+    after a resend of another PSN that a NAK asked for before it (_repeat_tail_naks): a
+    selective repeat resends its NAKed PSN and then the newest packet sent, which is this
+    READ request, so the READ may be that NAK's repeat going on rather than a re-issue for
+    responses lost after the capture point. Trigger and mode are open: the capture shows
+    the same request either way."""
+    asked_again = _read_reissue(e) & (trigger == "read_reissue")
+    return _among(len(e), _repeat_tail_naks(c, e, asked_again)) & asked_again
 
 
 def _original_open(x: Context, e: np.ndarray) -> np.ndarray:
@@ -955,18 +967,21 @@ def _near_naks(c: cn.Conversations, e: np.ndarray, which: np.ndarray) -> dict[in
     return out
 
 
-def _repeat_tail_naks(c: cn.Conversations, e: np.ndarray) -> dict[int, list[int]]:
-    """Per run above its NAKed PSN (_above_nak) that begins at the newest PSN sent right
-    after a resend of another PSN (no request between) that a NAK (not an RNR NAK) asked
-    for before it: those NAK events. A selective repeat resends its NAKed PSN and then the
-    newest, so the run may be that NAK's repeat going on, not its own NAK's go-back-N whose
-    first resends were lost before the capture point (a READ asked again splits the two:
-    each READ of a run of re-issues is an episode). A NAK's answer either way: only which
-    NAK is open."""
+def _repeat_tail_naks(
+    c: cn.Conversations, e: np.ndarray, which: np.ndarray | None = None
+) -> dict[int, list[int]]:
+    """Per run of `which` (by default those above their NAKed PSN, _above_nak) that begins
+    at the newest PSN sent right after a resend of another PSN (no request between) that a
+    NAK (not an RNR NAK) asked for before it: those NAK events. A selective repeat resends
+    its NAKed PSN and then the newest, so the run may be that NAK's repeat going on, not its
+    own NAK's go-back-N whose first resends were lost before the capture point (a READ
+    asked again splits the two: each READ of a run of re-issues is an episode). A NAK's
+    answer either way: only which NAK is open."""
     out: dict[int, list[int]] = {}
     prev = e["prev_req_ev"]
     p = np.maximum(prev, 0)
-    ks = _above_nak(e) & (e["start_ext"] >= e["last_sent_first"]) & (prev >= 0)
+    ks = _above_nak(e) if which is None else which
+    ks = ks & (e["start_ext"] >= e["last_sent_first"]) & (prev >= 0)
     ks &= ((c.flags[p] & cn.RESENT) > 0) & (c.ext[p] != e["start_ext"]) & (c.episode[p] >= 0)
     if not ks.any():
         return out
@@ -2586,7 +2601,10 @@ def _nak_frames(x: Context, e: np.ndarray, by_nak: np.ndarray) -> list[list[int]
     own = x.conv.frames_of(np.where(by_nak, e["nak_ev"], -1), x.pp).tolist()
     out = [[f] if f >= 0 else [] for f in own]
     alt = x.alt if len(x.alt) == len(e) else np.full(len(e), -1)
-    for run, naks in x.near.items():  # the NAKs a resend of the run may answer instead
+    near = dict(x.near)
+    for run, naks in _overtaken_naks(x.conv, e, by_nak).items():
+        near[run] = sorted({*near.get(run, []), *naks})
+    for run, naks in near.items():  # the NAKs a resend of the run may answer instead
         frames = x.conv.frames_of(np.asarray(naks, np.int64), x.pp).tolist()
         out[run] += [f for f in frames if f not in out[run]] if by_nak[run] else []
     alt2 = x.alt2 if len(x.alt2) == len(e) else np.full(len(e), -1)
@@ -2594,6 +2612,40 @@ def _nak_frames(x: Context, e: np.ndarray, by_nak: np.ndarray) -> list[list[int]
         out[k] = out[k] + [f for f in out[alt[k]] if f not in out[k]]
         if alt2[k] >= 0:  # the second run it may continue (_second_run)
             out[k] = out[k] + [f for f in out[alt2[k]] if f not in out[k]]
+    return out
+
+
+def _overtaken_naks(c: cn.Conversations, e: np.ndarray, by_nak: np.ndarray) -> dict[int, list[int]]:
+    """Per NAK's run that skipped forward over PSNs an ACK had covered (`ack_skips`), the
+    NAK events (not RNR NAKs) of PSNs the skip passed over, seen before the skip's resend
+    and each followed, ahead of that resend, by an ACK or response up to the PSN before the
+    skip's (or a NAK of the skip's PSN or beyond): a NIC answers such a NAK by going back
+    from its PSN, and the ACK overtaking that answer moves it on to the first PSN not
+    acknowledged, the skip's. The resend from the skip on may be that NAK's answer, another
+    episode: which NAK is open."""
+    out: dict[int, list[int]] = {}
+    ks = np.flatnonzero(by_nak & (e["ack_skips"] > 0))
+    if not len(ks):
+        return out
+    naks = np.flatnonzero(c.kind == NAK)
+    acks = np.flatnonzero(np.isin(c.kind, (ACK, ATOMIC_ACK, READ_RESPONSE)))
+    for k in ks.tolist():  # runs skipping over acknowledged PSNs: few
+        conv = e["conv"][k]
+        ev = np.flatnonzero((c.episode == k) & (c.kind == REQUEST) & (c.conv == conv))
+        own_naks = naks[c.conv[naks] == conv]
+        own_acks = acks[c.conv[acks] == conv]
+        found: set[int] = set()
+        for a, b in zip(ev[:-1].tolist(), ev[1:].tolist(), strict=True):
+            lo, hi = c.ext[a], c.ext[b]
+            if hi <= lo + 1:
+                continue
+            for n in own_naks[(own_naks < b) & (c.ext[own_naks] > lo) & (c.ext[own_naks] < hi)]:
+                acked = own_acks[(own_acks > n) & (own_acks < b) & (c.ext[own_acks] >= hi - 1)]
+                later = own_naks[(own_naks > n) & (own_naks < b) & (c.ext[own_naks] >= hi)]
+                if len(acked) or len(later):
+                    found.add(int(n))
+        if found:
+            out[k] = sorted(found)
     return out
 
 
