@@ -2627,26 +2627,36 @@ def _overtaken_naks(c: cn.Conversations, e: np.ndarray, by_nak: np.ndarray) -> d
     ks = np.flatnonzero(by_nak & (e["ack_skips"] > 0))
     if not len(ks):
         return out
-    naks = np.flatnonzero(c.kind == NAK)
-    acks = np.flatnonzero(np.isin(c.kind, (ACK, ATOMIC_ACK, READ_RESPONSE)))
-    for k in ks.tolist():  # runs skipping over acknowledged PSNs: few
-        conv = e["conv"][k]
-        ev = np.flatnonzero((c.episode == k) & (c.kind == REQUEST) & (c.conv == conv))
-        own_naks = naks[c.conv[naks] == conv]
-        own_acks = acks[c.conv[acks] == conv]
-        found: set[int] = set()
-        for a, b in zip(ev[:-1].tolist(), ev[1:].tolist(), strict=True):
-            lo, hi = c.ext[a], c.ext[b]
-            if hi <= lo + 1:
-                continue
-            for n in own_naks[(own_naks < b) & (c.ext[own_naks] > lo) & (c.ext[own_naks] < hi)]:
-                acked = own_acks[(own_acks > n) & (own_acks < b) & (c.ext[own_acks] >= hi - 1)]
-                later = own_naks[(own_naks > n) & (own_naks < b) & (c.ext[own_naks] >= hi)]
-                if len(acked) or len(later):
-                    found.add(int(n))
-        if found:
-            out[k] = sorted(found)
+    for k, a, b in _forward_skips(c, ks):  # skips of runs over acknowledged PSNs: few
+        lo, hi = c.ext[a], c.ext[b]
+        first = int(np.searchsorted(c.conv, c.conv[b]))  # events are grouped by conversation
+        before = np.arange(first, b)  # the conversation's events before the skip's resend
+        kind, ext = c.kind[before], c.ext[before]
+        naks = before[(kind == NAK) & (ext > lo) & (ext < hi)]
+        acks = before[np.isin(kind, (ACK, ATOMIC_ACK, READ_RESPONSE)) & (ext >= hi - 1)]
+        beyond = before[(kind == NAK) & (ext >= hi)]
+        moved_on = np.minimum(_first_after(acks, naks), _first_after(beyond, naks)) < b
+        if moved_on.any():
+            out[k] = sorted({*out.get(k, []), *naks[moved_on].tolist()})
     return out
+
+
+def _forward_skips(c: cn.Conversations, ks: np.ndarray) -> list[tuple[int, int, int]]:
+    """(run, request event, next request event of that run) where the run skipped
+    forward over one or more PSNs, for the runs `ks`."""
+    req = np.flatnonzero(np.isin(c.episode, ks) & (c.kind == REQUEST))
+    req = req[np.argsort(c.episode[req], kind="stable")]  # each run's, in capture order
+    a, b = req[:-1], req[1:]
+    skip = (c.episode[a] == c.episode[b]) & (c.conv[a] == c.conv[b]) & (c.ext[b] > c.ext[a] + 1)
+    return list(zip(c.episode[a[skip]].tolist(), a[skip].tolist(), b[skip].tolist(), strict=True))
+
+
+def _first_after(events: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """Per event of `after`, the first of the sorted `events` later than it (a sentinel
+    past every event where none is)."""
+    at = np.searchsorted(events, after, side="right")
+    padded = np.append(events, np.iinfo(np.int64).max)
+    return padded[at]
 
 
 def _late_or_resent(x: Context, e: np.ndarray, cause_open: np.ndarray) -> list[list[int]]:
