@@ -9,7 +9,7 @@ conversation, so two PSN spaces never mix.
 Events keep capture order (the order the capture point recorded them in); the C pass
 (`_connection.c`) keeps the requester's and responder's state and writes what each event
 was and, per retransmission episode, the evidence it rests on. Nothing here weighs timing:
-episodes.py does, with the capture's tolerances.
+episodes/ does, with the capture's tolerances.
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ def run_conversations(
     point sees its answer on each path (the shortest clean answer, which may have waited
     for a frame on the wire); the second splits a run at its next PSN for a NAK of that PSN
     only if the NAK was seen at least that long before, less twice the slack and a frame
-    time (episodes.py calls a split that close uncertain):
+    time (episodes/ calls a split that close uncertain):
     at a receiver a NAK is answered a round trip later, and a resend 50 ns after a NAK of
     its PSN there is the go-back-N that was already on its way."""
     n_conv = len(model)
@@ -191,7 +191,7 @@ def rerun(c: Conversations, reserved: np.ndarray) -> Conversations:
     """The second pass again, with the NAK events `reserved` (1 per such event) left to the
     restarts that answer them: no split at a run's next PSN takes one (each such split was
     more of its run; episodes.reserved_naks), but at a resend marked 2 (the one resend of
-    its PSN from the restart on, episodes._naks_in_order). Returns the new output,
+    its PSN from the restart on, episodes.nak_claims._naks_in_order). Returns the new output,
     `reserved` kept."""
     if c.inputs is None:
         return c

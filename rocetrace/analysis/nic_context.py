@@ -1,5 +1,5 @@
 """A NIC's settings as the episodes show them: its recovery policy and its ACK timer hold
-for all its connections, so the rules that weigh an episode (episodes.py) read them off
+for all its connections, so the rules that weigh an episode (episodes/) read them off
 every connection of its host, not only its own.
 
 A partition of the capture holds some connections only: it weighs its episodes with the
@@ -28,10 +28,10 @@ class NicContext:
     modes: tuple[tuple[str, frozenset[str]], ...] = ()  # per "host/op class", certain modes
     # a partition's own: the timeouts lo < T <= hi under which its episodes weigh alike
     timer_margin: tuple[int, int] = NO_MARGIN
-    # hosts with a selective repeat no go-back makes (episodes._repeat_of_own_psn)
+    # hosts with a selective repeat no go-back makes (episodes.shapes.repeat_of_own_psn)
     repeat_hosts: frozenset[str] = frozenset()
     # the longest silence since the last event that may have re-armed the timer before a
-    # timeout (episodes._timeout_silence: one whose silence since the progress is shorter
+    # timeout (episodes.timers.timeout_silence: one whose silence since the progress is shorter
     # is no timeout of the same timer), None: none seen; a partition's own margin for it
     timer_floor_ns: int | None = None
     floor_margin: tuple[int, int] = NO_MARGIN

@@ -138,7 +138,7 @@ class PauseWindows:
     """When each priority was paused, per the capture's PFC frames: each pause frame holds
     its priority from its timestamp for its quanta or until the sender's next frame for
     that priority. A paused requester is silent without any timer firing, so the time a
-    flow's priority spent paused is taken off its silences (episodes.py)."""
+    flow's priority spent paused is taken off its silences (episodes/)."""
 
     def __init__(self, table: pd.DataFrame) -> None:
         self._windows: dict[int, tuple[np.ndarray, np.ndarray]] = {}

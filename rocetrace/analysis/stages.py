@@ -161,7 +161,7 @@ def naks(conv: connection.Conversations, pp: Prepared, model: flows.FlowModel) -
 def retransmissions(
     conv: connection.Conversations, pp: Prepared, model: flows.FlowModel, shared: Shared
 ) -> tuple[pd.DataFrame, np.ndarray, NicContext]:
-    """The retransmissions table, episodes weighed (episodes.py) with the capture's PFC
+    """The retransmissions table, episodes weighed (episodes/) with the capture's PFC
     pauses and NIC context; and the NIC context this partition's episodes showed."""
     ctx = _episode_context(conv, pp, model, shared)
     table, row_of = episodes.episode_table(ctx)

@@ -1,0 +1,326 @@
+"""The episode table: every rule weighed, in order, into one row per episode with its
+evidence frames, NAK frames and late first copies.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from rocetrace.analysis import connection as cn
+from rocetrace.analysis.episodes.basics import (
+    ACK_TIMEOUT_UNIT_S,
+    CERTAINTIES,
+    MODES,
+    TRIGGERS,
+    UNCERTAIN,
+    Context,
+    event_ts,
+    read_reissue,
+)
+from rocetrace.analysis.episodes.modes import settled_modes
+from rocetrace.analysis.episodes.nak_claims import (
+    cap_reserved,
+    claim_taken_naks,
+    own_nak_on_repeat_nic,
+)
+from rocetrace.analysis.episodes.triggers import weigh_triggers
+from rocetrace.analysis.nic_context import NicContext
+from rocetrace.analysis.prepared import ACK, ATOMIC_ACK, NAK, READ_RESPONSE, REQUEST
+from rocetrace.psn import PSN_MOD
+
+
+def seen_context(x: Context) -> NicContext:
+    """The NIC context the episodes of `x` showed as they were weighed (episode_table)."""
+    return NicContext(**x.seen)  # type: ignore[arg-type]
+
+
+def _evidence(x: Context, e: np.ndarray, trigger: np.ndarray) -> list[list[int]]:
+    """Per episode, the frames a person opens to check it: the NAK, the first resend, the
+    original of its first PSN, the last request before a timeout's silence, the last
+    resend."""
+    c, pp = x.conv, x.pp
+    cols = [e["nak_ev"], e["first_ev"], e["orig_ev"], e["prev_req_ev"], e["last_ev"]]
+    frames = np.column_stack([c.frames_of(col, pp) for col in cols])
+    frames[trigger != "timeout", 3] = -1
+    return [[int(f) for f in dict.fromkeys(row) if f >= 0] for row in frames.tolist()]
+
+
+def _nak_frames(x: Context, e: np.ndarray, by_nak: np.ndarray) -> list[list[int]]:
+    """Per episode answering a NAK, every NAK frame it may answer: its own, those a resend
+    of its run may answer instead (`x.near`), then those of the runs its first resend may
+    continue instead (either_run), nearest first."""
+    own = x.conv.frames_of(np.where(by_nak, e["nak_ev"], -1), x.pp).tolist()
+    out = [[f] if f >= 0 else [] for f in own]
+    alt = x.alt if len(x.alt) == len(e) else np.full(len(e), -1)
+    near = dict(x.near)
+    for run, naks in _overtaken_naks(x.conv, e, by_nak).items():
+        near[run] = sorted({*near.get(run, []), *naks})
+    for run, naks in near.items():  # the NAKs a resend of the run may answer instead
+        frames = x.conv.frames_of(np.asarray(naks, np.int64), x.pp).tolist()
+        out[run] += [f for f in frames if f not in out[run]] if by_nak[run] else []
+    alt2 = x.alt2 if len(x.alt2) == len(e) else np.full(len(e), -1)
+    for k in np.flatnonzero((alt >= 0) & by_nak):  # splits in doubt: few; runs come first
+        out[k] = out[k] + [f for f in out[alt[k]] if f not in out[k]]
+        if alt2[k] >= 0:  # the second run it may continue (second_run)
+            out[k] = out[k] + [f for f in out[alt2[k]] if f not in out[k]]
+    return out
+
+
+def _overtaken_naks(c: cn.Conversations, e: np.ndarray, by_nak: np.ndarray) -> dict[int, list[int]]:
+    """Per NAK's run that skipped forward over PSNs an ACK had covered (`ack_skips`), the
+    NAK events (not RNR NAKs) of PSNs the skip passed over, seen before the skip's resend
+    and each followed, ahead of that resend, by an ACK or response up to the PSN before the
+    skip's (or a NAK of the skip's PSN or beyond): a NIC answers such a NAK by going back
+    from its PSN, and the ACK overtaking that answer moves it on to the first PSN not
+    acknowledged, the skip's. The resend from the skip on may be that NAK's answer, another
+    episode: which NAK is open."""
+    out: dict[int, list[int]] = {}
+    ks = np.flatnonzero(by_nak & (e["ack_skips"] > 0))
+    if not len(ks):
+        return out
+    for k, a, b in _forward_skips(c, ks):  # skips of runs over acknowledged PSNs: few
+        lo, hi = c.ext[a], c.ext[b]
+        first = int(np.searchsorted(c.conv, c.conv[b]))  # events are grouped by conversation
+        before = np.arange(first, b)  # the conversation's events before the skip's resend
+        kind, ext = c.kind[before], c.ext[before]
+        naks = before[(kind == NAK) & (ext > lo) & (ext < hi)]
+        acks = before[np.isin(kind, (ACK, ATOMIC_ACK, READ_RESPONSE)) & (ext >= hi - 1)]
+        beyond = before[(kind == NAK) & (ext >= hi)]
+        moved_on = np.minimum(_first_after(acks, naks), _first_after(beyond, naks)) < b
+        if moved_on.any():
+            out[k] = sorted({*out.get(k, []), *naks[moved_on].tolist()})
+    return out
+
+
+def _forward_skips(c: cn.Conversations, ks: np.ndarray) -> list[tuple[int, int, int]]:
+    """(run, request event, next request event of that run) where the run skipped
+    forward over one or more PSNs, for the runs `ks`."""
+    req = np.flatnonzero(np.isin(c.episode, ks) & (c.kind == REQUEST))
+    req = req[np.argsort(c.episode[req], kind="stable")]  # each run's, in capture order
+    a, b = req[:-1], req[1:]
+    skip = (c.episode[a] == c.episode[b]) & (c.conv[a] == c.conv[b]) & (c.ext[b] > c.ext[a] + 1)
+    return list(zip(c.episode[a[skip]].tolist(), a[skip].tolist(), b[skip].tolist(), strict=True))
+
+
+def _first_after(events: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """Per event of `after`, the first of the sorted `events` later than it (a sentinel
+    past every event where none is)."""
+    at = np.searchsorted(events, after, side="right")
+    padded = np.append(events, np.iinfo(np.int64).max)
+    return padded[at]
+
+
+def _late_or_resent(x: Context, e: np.ndarray, cause_open: np.ndarray) -> list[list[int]]:
+    """Per episode, the copies of which the capture cannot tell the original: on a
+    conversation that showed a late original (_after_reordering), every copy of a PSN whose
+    first copy the capture saw came after a later PSN and was read as a resend (its
+    original unseen before it). That first copy may be the original, late, and a later
+    copy the resend; or the original came later still, read as a resend or as a late
+    original (its frame then listed with the episode of the first copy). A PSN whose first
+    copy was read as a late original by its timing (sooner than any resend could come)
+    is not listed: that reading does not rest on which copy came first."""
+    out: list[list[int]] = [[] for _ in range(len(e))]
+    c = x.conv
+    _open_first_copies(x, out)
+    _open_uncaused_copies(x, e, cause_open, out)
+    if len(x.reorders) == 0 or not x.reorders.any() or len(e) == 0:
+        return out
+    copies = (c.flags & (cn.NEW | cn.RESENT | cn.REORDER)) > 0
+    ev = np.flatnonzero(copies & (c.kind == REQUEST) & x.reorders[np.maximum(c.conv, 0)])
+    ev = ev[c.conv[ev] >= 0]
+    if len(ev) == 0:
+        return out
+    ev = ev[np.lexsort((ev, c.ext[ev], c.conv[ev]))]
+    key = np.stack([c.conv[ev], c.ext[ev]])
+    new_psn = np.r_[True, (np.diff(key, axis=1) != 0).any(axis=0)]  # a (conversation, PSN)
+    group, first = np.cumsum(new_psn) - 1, ev[new_psn]
+    open_first = ((c.flags[first] & cn.RESENT) > 0) & ((c.flags[first] & cn.LATE) > 0)
+    keep = open_first[group] & ((c.flags[ev] & (cn.RESENT | cn.REORDER)) > 0)
+    ev, group = ev[keep], group[keep]
+    if len(ev) == 0:
+        return out
+    # the group's episode: the first copy's; a copy in another episode lists it there too
+    home = c.episode[first].astype(np.int64)[group]
+    own = c.episode[ev].astype(np.int64)
+    rows = pd.DataFrame(
+        {"group": group, "frame": c.frames_of(ev, x.pp), "episode": np.where(own >= 0, own, home)}
+    )
+    where = rows.loc[rows["episode"] >= 0, ["episode", "group"]].drop_duplicates()
+    pairs = where.merge(rows[["group", "frame"]], on="group")[["episode", "frame"]]
+    pairs = pairs.drop_duplicates().sort_values(["episode", "frame"])
+    ep_of, frame = pairs["episode"].to_numpy(np.int64), pairs["frame"].to_numpy(np.int64)
+    cut = np.flatnonzero(np.r_[True, np.diff(ep_of) != 0])
+    for k, listed in zip(ep_of[cut].tolist(), np.split(frame, cut[1:]), strict=True):
+        out[k] = sorted(set(out[k]) | set(listed.tolist()))
+    return out
+
+
+def _open_uncaused_copies(
+    x: Context, e: np.ndarray, cause_open: np.ndarray, out: list[list[int]]
+) -> None:
+    """Adds to `out` the frame of each lone resend whose cause is open (`cause_open`, per
+    episode: no NAK, timer or run the capture shows surely caused it) of a PSN whose
+    original the capture may not have seen: its first copy read as a resend (its original
+    unseen), or as new data right after a resend of its conversation, above it (a
+    go-back-N runs on through every PSN sent, so a run may go on into PSNs whose originals
+    are still on the way). Why: a NIC resends only for a NAK, a timer or a run it resumes,
+    so such a copy may be late from elsewhere: an earlier run's resend, or the original
+    itself, held on a path that reorders (the first copy the capture saw the resend it
+    drew); which one the capture cannot tell."""
+    c = x.conv
+    ks = np.flatnonzero((e["n_resent"] == 1) & cause_open)
+    first = c.link[e["first_ev"][ks]]
+    found = first >= 0
+    ks, first = ks[found], first[found]
+    unseen = (c.flags[first] & cn.RESENT) > 0
+    after_run = ((c.flags[first] & cn.NEW) > 0) & _right_after_resend(c, first)
+    ks = ks[unseen | after_run]
+    frames = c.frames_of(e["first_ev"][ks], x.pp).tolist()
+    for k, f in zip(ks.tolist(), frames, strict=True):  # such copies are few
+        if f not in out[k]:
+            out[k].append(int(f))
+
+
+def _right_after_resend(c: cn.Conversations, ev: np.ndarray) -> np.ndarray:
+    """Per request event of `ev`: was the request before it in its conversation a resend
+    of a lower PSN (no request between)?"""
+    out = np.zeros(len(ev), bool)
+    for k, i in enumerate(ev.tolist()):  # lone copies: few
+        j = i - 1  # events are grouped by conversation
+        while j >= 0 and c.conv[j] == c.conv[i] and c.kind[j] != REQUEST:
+            j -= 1
+        resent = j >= 0 and c.conv[j] == c.conv[i] and (c.flags[j] & cn.RESENT) > 0
+        out[k] = bool(resent and c.ext[j] < c.ext[i])
+    return out
+
+
+def _open_first_copies(x: Context, out: list[list[int]]) -> None:
+    """Adds to `out` (per episode) each first copy flagged OPEN (original_open) and each
+    copy flagged OPEN of the same PSN (the restart beside it): either may be the original,
+    late, or a resend."""
+    c = x.conv
+    flagged = np.flatnonzero(((c.flags & cn.OPEN) > 0) & (c.episode >= 0))
+    if not len(flagged):
+        return
+    first = flagged[c.link[flagged] < 0]  # no earlier copy: the first the capture saw
+    span = np.int64(1) << 40  # unwrapped PSNs of one conversation stay within it
+    key = c.conv[flagged].astype(np.int64) * span + c.ext[flagged]
+    ev = flagged[np.isin(key, c.conv[first].astype(np.int64) * span + c.ext[first])]
+    for k, f in zip(c.episode[ev].tolist(), c.frames_of(ev, x.pp).tolist(), strict=True):
+        out[k].append(int(f))  # such copies are few
+
+
+def episode_table(x: Context) -> tuple[pd.DataFrame, np.ndarray]:
+    """The retransmissions table (EPISODE_COLUMNS), by time, and per state-machine episode
+    its row in that table."""
+    e = x.conv.episodes
+    if len(e) == 0:
+        return empty_episodes(), np.zeros(0, np.int64)
+    e = claim_taken_naks(x, e)
+    e = own_nak_on_repeat_nic(x, e)
+    c, pp, model = x.conv, x.pp, x.model
+    trigger, trigger_certainty = weigh_triggers(x, e)
+    mode, mode_certainty = settled_modes(x, e, trigger, trigger_certainty)
+    cap_reserved(x, e, trigger_certainty, mode_certainty)
+    e = _with_held_naks(x, e)
+    reissue = read_reissue(e) & (e["n_resp"] >= 0)
+    flow = np.where(reissue & (model.pair[e["conv"]] >= 0), model.pair[e["conv"]], e["conv"])
+    t0 = c.ts[e["first_ev"]]
+    t_nak = event_ts(c, e["nak_ev"])
+    by_nak = np.isin(trigger, ("nak", "rnr")) & (e["nak_ev"] >= 0)
+    silence = t0 - event_ts(c, e["prev_req_ev"])
+    delay = np.where(by_nak, t0 - t_nak, np.where(e["prev_req_ev"] >= 0, silence, 0))
+    nak_psn = np.where(trigger == "nak", e["nak_ext"] % PSN_MOD, -1)
+    df = pd.DataFrame(
+        {
+            "flow_id": flow.astype(np.int64),
+            "src_ip": pp.ips[model.src[flow]],
+            "dst_ip": pp.ips[model.dst[flow]],
+            "dest_qp": model.qp[flow],
+            "ts": t0 / 1e9,
+            "ts_ns": t0,
+            "trigger": pd.Categorical(trigger, categories=TRIGGERS),
+            "trigger_certainty": pd.Categorical(trigger_certainty, categories=CERTAINTIES),
+            "nak_psn": pd.array(np.where(nak_psn >= 0, nak_psn, 0), "Int64"),
+            "nak_frame": pd.array(c.frames_of(e["nak_ev"], pp), "Int64"),
+            "nak_frames": _nak_frames(x, e, by_nak),
+            "start_psn": e["start_ext"] % PSN_MOD,
+            "last_psn": e["end_ext"] % PSN_MOD,
+            "packets": np.where(reissue, e["n_resp"], e["n_resent"]),
+            "mode": pd.Categorical(mode, categories=MODES),
+            "mode_certainty": pd.Categorical(mode_certainty, categories=CERTAINTIES),
+            "delay_s": np.round(delay / 1e9, 9),
+            "first_frame": c.frames_of(e["first_ev"], pp),
+            "evidence_frames": _evidence(x, e, trigger),
+            "nak_latency_ns": pd.array(np.where(by_nak, t0 - t_nak, 0), "Int64"),
+            "retransmission_latency_ns": pd.array(t0 - event_ts(c, e["orig_ev"]), "Int64"),
+            "silence_ns": pd.array(silence, "Int64"),
+            "paused_ns": x.paused_ns,
+            "resumed": e["resumed"] > 0,
+            "late_frames": _late_or_resent(x, e, trigger_certainty == UNCERTAIN),
+        }
+    )
+    df.loc[~by_nak, "nak_frame"] = pd.NA
+    df.loc[(trigger != "nak") | (e["nak_ev"] < 0), "nak_psn"] = pd.NA
+    df.loc[~by_nak, "nak_latency_ns"] = pd.NA
+    df.loc[e["orig_ev"] < 0, "retransmission_latency_ns"] = pd.NA
+    df.loc[e["prev_req_ev"] < 0, "silence_ns"] = pd.NA
+    by_time = np.lexsort((df["first_frame"].to_numpy(), t0))
+    row_of = np.empty(len(by_time), np.int64)
+    row_of[by_time] = np.arange(len(by_time))
+    return df.take(by_time).reset_index(drop=True), row_of
+
+
+def _with_held_naks(x: Context, e: np.ndarray) -> np.ndarray:
+    """The episodes as the table shows them: a run held by a pause (_held_runs) names the
+    NAK of the run it went on from; in episode order, so a run held twice names its first
+    part's (the part before it holds no NAK of its own)."""
+    held = np.flatnonzero(x.held_of >= 0) if len(x.held_of) == len(e) else np.zeros(0, np.int64)
+    if not len(held):
+        return e
+    e = e.copy()
+    for k in held.tolist():  # such runs are few
+        for col in ("nak_ev", "nak_ext", "nak_kind"):
+            e[col][k] = e[col][x.held_of[k]]
+    return e
+
+
+def empty_episodes() -> pd.DataFrame:
+    """The retransmissions table with no rows (same columns and dtypes)."""
+    out = pd.DataFrame(
+        {
+            "flow_id": pd.Series(dtype=np.int64),
+            "src_ip": pd.Series(dtype=object),
+            "dst_ip": pd.Series(dtype=object),
+            "dest_qp": pd.Series(dtype=np.int64),
+            "ts": pd.Series(dtype=float),
+            "ts_ns": pd.Series(dtype=np.int64),
+            "trigger": pd.Categorical([], categories=TRIGGERS),
+            "trigger_certainty": pd.Categorical([], categories=CERTAINTIES),
+            "nak_psn": pd.array([], "Int64"),
+            "nak_frame": pd.array([], "Int64"),
+            "nak_frames": pd.Series(dtype=object),
+            "start_psn": pd.Series(dtype=np.int64),
+            "last_psn": pd.Series(dtype=np.int64),
+            "packets": pd.Series(dtype=np.int64),
+            "mode": pd.Categorical([], categories=MODES),
+            "mode_certainty": pd.Categorical([], categories=CERTAINTIES),
+            "delay_s": pd.Series(dtype=float),
+            "first_frame": pd.Series(dtype=np.int64),
+            "evidence_frames": pd.Series(dtype=object),
+            "nak_latency_ns": pd.array([], "Int64"),
+            "retransmission_latency_ns": pd.array([], "Int64"),
+            "silence_ns": pd.array([], "Int64"),
+            "paused_ns": pd.Series(dtype=np.int64),
+            "resumed": pd.Series(dtype=bool),
+            "late_frames": pd.Series(dtype=object),
+        }
+    )
+    return out
+
+
+def ack_timeout_estimate(delay_s: float) -> tuple[int, float]:
+    """Nearest IBTA ACK timeout 4.096 us * 2^k to an observed silence: (k, seconds)."""
+    k = int(np.clip(np.round(np.log2(max(delay_s, 1e-12) / ACK_TIMEOUT_UNIT_S)), 0, 31))
+    return k, ACK_TIMEOUT_UNIT_S * 2**k
