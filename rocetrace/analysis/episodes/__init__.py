@@ -20,7 +20,7 @@ One module per concern, each building only on those above it:
 - `triggers`: each episode's trigger and its certainty.
 - `go_back_0`: go-back-0 against go-back-N below a NAK or an ACK.
 - `modes`: each episode's recovery mode and its certainty.
-- `table`: the episode table: the rules weighed, in order, into one row per episode.
+- `weighing`: the rules weighed, in order, into the episode table, one row per episode.
 """
 
 from rocetrace.analysis.episodes.basics import (
@@ -34,13 +34,13 @@ from rocetrace.analysis.episodes.basics import (
     Context,
 )
 from rocetrace.analysis.episodes.nak_claims import reserved_naks
-from rocetrace.analysis.episodes.table import (
+from rocetrace.analysis.episodes.timers import narrowed, timer_margin
+from rocetrace.analysis.episodes.weighing import (
     ack_timeout_estimate,
     empty_episodes,
     episode_table,
     seen_context,
 )
-from rocetrace.analysis.episodes.timers import narrowed, timer_margin
 
 __all__ = [
     "CERTAIN",
