@@ -544,8 +544,7 @@ def slowest_answers(c: Conversations) -> np.ndarray:
     0 where none), READ requests -> their responses alike: how far this capture point's
     view of the sender's clock can lag on that path."""
     out = np.zeros(len(c.state), np.int64)
-    acks = np.flatnonzero(isin_small(c.kind, (ACK, ATOMIC_ACK)) & (c.link >= 0))
-    np.maximum.at(out, c.conv[acks], c.ts[acks] - c.ts[c.link[acks]])
+    np.maximum.at(out, *_timed_acks(c))
     reads = _read_answers(c)
     np.maximum.at(out, c.conv[reads], c.ts[reads] - c.ts[c.link[reads]])
     return out
@@ -557,9 +556,15 @@ def shortest_acks(c: Conversations) -> np.ndarray:
     back. A response seen sooner after a request than that was sent before the request
     reached the responder."""
     out = np.full(len(c.state), np.iinfo(np.int64).max, np.int64)
-    acks = np.flatnonzero(isin_small(c.kind, (ACK, ATOMIC_ACK)) & (c.link >= 0))
-    np.minimum.at(out, c.conv[acks], c.ts[acks] - c.ts[c.link[acks]])
+    np.minimum.at(out, *_timed_acks(c))
     return np.where(out == np.iinfo(np.int64).max, -1, out)
+
+
+def _timed_acks(c: Conversations) -> tuple[np.ndarray, np.ndarray]:
+    """The ACKs and atomic ACKs the state machine linked to the request whose round trip
+    they time (Karn): each one's conversation and its request -> ACK time."""
+    acks = np.flatnonzero(isin_small(c.kind, (ACK, ATOMIC_ACK)) & (c.link >= 0))
+    return c.conv[acks], c.ts[acks] - c.ts[c.link[acks]]
 
 
 def _read_answers(c: Conversations) -> np.ndarray:
