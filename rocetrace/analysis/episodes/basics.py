@@ -95,6 +95,9 @@ class Context:
     # per episode: the run it is, held by a PFC pause this capture point does not see, where
     # no timer can have fired by then (-1 none; unseen_pause, _held_runs)
     held_of: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # per episode: a timeout a NAK, an RNR NAK or a late original the capture shows may
+    # have caused (timeout_silence weighed it; dropped_nak leaves it so)
+    cause_shown: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     # the requests sorted by conversation and PSN, built when first needed (requests_by_psn)
     requests: RequestsByPsn | None = None
     # the progress events in _timer_progress's two readings, built when first needed

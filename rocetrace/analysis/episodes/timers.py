@@ -139,10 +139,12 @@ def timeout_silence(
     timeouts = np.flatnonzero(
         (trigger == "timeout") & (e["nak_ev"] < 0) & went_back & (certainty != UNCERTAIN)
     )
-    asked = _nak_before_timer(x, e, timeouts) | rnr_retry_fits(x, e, timeouts)
-    asked |= seen_rnr_retry_fits(x, e, timeouts, rnr_retry_lag(x, e, trigger, certainty))
-    asked |= original_open(x, e)[timeouts]  # a NAK's answer, were a late copy the original
-    asked |= _dropped_nak_fits(x, e, trigger, timeouts)
+    shown = _nak_before_timer(x, e, timeouts) | rnr_retry_fits(x, e, timeouts)
+    shown |= seen_rnr_retry_fits(x, e, timeouts, rnr_retry_lag(x, e, trigger, certainty))
+    shown |= original_open(x, e)[timeouts]  # a NAK's answer, were a late copy the original
+    x.cause_shown = np.zeros(len(e), bool)
+    x.cause_shown[timeouts[shown]] = True
+    asked = shown | _dropped_nak_fits(x, e, trigger, timeouts)
     certainty[timeouts[asked]] = UNCERTAIN
     timeouts = timeouts[~asked]
     x.seen["timer_floor_ns"] = x.seen["timer_lo_ns"] = None
@@ -188,15 +190,15 @@ def dropped_nak(
     timeout is set per QP, so this QP's timer may be shorter than every other measured:
     the capture shows no sign of that); the IBTA minimum where the capture shows no
     timeout or runs held by pauses (no shortest timeout then). Not for a READ (a READ
-    response dropped too may have made it a re-issue), nor where a NAK or RNR NAK it shows
-    may be the cause (timeout_silence keeps those open)."""
+    response dropped too may have made it a re-issue), nor where a NAK, an RNR NAK (its
+    retry) or a late original it shows may be the cause (`x.cause_shown`, as
+    timeout_silence weighed them)."""
     timers = x.nic or NicContext(timer_lo_ns=x.seen.get("timer_lo_ns"))  # type: ignore[arg-type]
     ks = np.flatnonzero(doubted & (e["start_kind"] != cn.START_TIMER) & (e["nak_ev"] < 0))
     ks = ks[(e["start_opcode"][ks] & 0x1F) != READ_REQUEST_OP]
     if len(ks) == 0 or not capture_drops(x.conv):
         return
-    shown = _nak_before_timer(x, e, ks) | rnr_retry_fits(x, e, ks) | original_open(x, e)[ks]
-    ks = ks[~shown]
+    ks = ks[~x.cause_shown[ks]]
     c = x.conv
     most = c.ts[e["first_ev"][ks]] - c.ts[timer_armed_before(x, e["conv"][ks], e["first_ev"][ks])]
     most = most + x.tol.slack_ns
