@@ -95,11 +95,13 @@ typedef struct {
 } Anomaly;
 
 typedef struct {
-    int64_t ext, ev;
-    int64_t conv;      /* the conversation that sent it: the ring is shared by all of them */
+    int64_t ext;
     int64_t msg_first; /* first PSN of the message this PSN belongs to, NONE unknown */
+    int32_t ev;        /* events and conversations: int32 (the run refuses 2^31 events), */
+    int32_t conv;      /* 32 bytes a slot, not 40; conv: the conversation that sent it (the
+                          ring is shared by all of them) */
     int32_t count;
-    int32_t opcode;
+    int16_t opcode;
 } Slot;
 #define RING_BITS 18
 #define RING ((int64_t)1 << RING_BITS)
@@ -147,7 +149,10 @@ static int grow(void **at, Py_ssize_t *cap, Py_ssize_t need, size_t item)
 
 /* Inputs and outputs of one run. */
 typedef struct {
-    const int64_t *conv, *ts, *span;
+    const int32_t *conv; /* conversation ids fit int32 (fewer than the 2^31 events) */
+    const int64_t *ts;
+    const int32_t *span;    /* PSNs each event occupies; span_wide instead (not NULL) when a */
+    const int64_t *span_wide; /* READ's span passes int32 (a hostile MTU) */
     const int32_t *psn; /* 24-bit PSNs, -1 none */
     const int64_t *gate; /* per conversation: a NAK's answer comes at least this long after
                             it at this capture point (ns; -1 unknown: order only) */
@@ -206,6 +211,11 @@ typedef struct {
     Gaps gaps;
     int oom;
 } Machine;
+
+static inline int64_t span_of(const Run *r, Py_ssize_t i)
+{
+    return r->span_wide ? r->span_wide[i] : r->span[i];
+}
 
 static inline int64_t psn_step(int64_t psn, int64_t prev)
 {
@@ -813,7 +823,7 @@ static int skip_out_of_place(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
     E->taken_split = s.taken_split;
     c->skip.ev = -1;
     Slot *orig = slot_of(m, r->ext[q]);
-    int64_t q_end = r->ext[q] + (r->span[q] > 0 ? r->span[q] : 1) - 1;
+    int64_t q_end = r->ext[q] + (span_of(r, q) > 0 ? span_of(r, q) : 1) - 1;
     Episode *L = new_episode(m, c, q, r->ext[q], q_end, orig && orig->ev != q ? orig : NULL);
     if (!L)
         return 0;
@@ -1431,7 +1441,7 @@ static void on_request(Machine *m, Conv *c, Py_ssize_t i)
 {
     Run *r = m->r;
     int64_t e = unwrap(c, r->psn[i]);
-    int64_t end = e + (r->span[i] > 0 ? r->span[i] : 1) - 1;
+    int64_t end = e + (span_of(r, i) > 0 ? span_of(r, i) : 1) - 1;
     int read = is_read_request(r->opcode[i]);
     r->ext[i] = e;
     if (c->sent_hi == NONE) {
@@ -1728,6 +1738,22 @@ static void run_all(Machine *m)
     }
 }
 
+/* The span array: int32, or int64 where a READ's span passes int32 (a hostile MTU). */
+static int span_array(Arrs *arrs, PyObject *obj, Run *r)
+{
+    Py_buffer v;
+    Py_ssize_t size = 4;
+    if (PyObject_GetBuffer(obj, &v, PyBUF_ND | PyBUF_FORMAT) == 0) {
+        size = v.itemsize;
+        PyBuffer_Release(&v);
+    } else {
+        PyErr_Clear(); /* array() says what is wrong with it */
+    }
+    if (size == 8)
+        return (r->span_wide = array(arrs, obj, "span", 'i', 8, 1, -1, r->n, 0)) != NULL;
+    return (r->span = array(arrs, obj, "span", 'i', 4, 1, -1, r->n, 0)) != NULL;
+}
+
 static PyObject *py_run(PyObject *self, PyObject *args)
 {
     PyObject *o[17];
@@ -1738,12 +1764,12 @@ static PyObject *py_run(PyObject *self, PyObject *args)
         return NULL;
     Arrs arrs = {.used = 0};
     Run r = {.tol = tol};
-    r.conv = array(&arrs, o[0], "conv", 'i', 8, 1, -1, -1, 0);
+    r.conv = array(&arrs, o[0], "conv", 'i', 4, 1, -1, -1, 0);
     r.n = r.conv ? dim(&arrs, 0) : 0;
 #define IN(obj, name, kind, size) array(&arrs, obj, name, kind, size, 1, -1, r.n, 0)
 #define OUT(obj, name, kind, size) array(&arrs, obj, name, kind, size, 1, -1, r.n, 1)
     int ok = r.conv && (r.ts = IN(o[1], "ts", 'i', 8)) && (r.kind = IN(o[2], "kind", 'i', 1));
-    ok = ok && (r.psn = IN(o[3], "psn", 'i', 4)) && (r.span = IN(o[4], "span", 'i', 8));
+    ok = ok && (r.psn = IN(o[3], "psn", 'i', 4)) && span_array(&arrs, o[4], &r);
     ok = ok && (r.opcode = IN(o[5], "opcode", 'i', 2)) && (r.pos = IN(o[6], "pos", 'i', 1));
     ok = ok && (r.ext = OUT(o[7], "ext", 'i', 8)) && (r.gap = OUT(o[8], "gap", 'i', 8));
     ok = ok && (r.episode = OUT(o[9], "episode", 'i', 4)) && (r.link = OUT(o[10], "link", 'i', 4));
@@ -1770,9 +1796,8 @@ static PyObject *py_run(PyObject *self, PyObject *args)
     if (!m.ring)
         return done(&arrs, PyErr_NoMemory());
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < r.n; i++) {
+    for (Py_ssize_t i = 0; i < r.n; i++) { /* gap comes zeroed: few events write it */
         r.ext[i] = NONE;
-        r.gap[i] = 0;
         r.episode[i] = -1;
         r.link[i] = -1;
         r.flags[i] = 0;
@@ -1806,7 +1831,8 @@ static PyObject *py_run(PyObject *self, PyObject *args)
 static PyMethodDef methods[] = {
     {"run", py_run, METH_VARARGS,
      "run(conv, ts, kind, psn, span, opcode, pos, ext, gap, episode, link, flags, history, "
-     "conv_out, gate, paused, reserved, tol) -> (episodes bytes, anomalies bytes)"},
+     "conv_out, gate, paused, reserved, tol) -> (episodes bytes, anomalies bytes); conv "
+     "int32, span int32 (int64 if a span passes int32), gap given zeroed"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -87,7 +87,7 @@ class Conversations:
     """The state machine's output. Event arrays are in event order (by conversation, then
     capture order); `row` maps an event to its frame index in Prepared."""
 
-    row: np.ndarray
+    row: np.ndarray  # int32, as conv: the state machine's pass is the analysis' peak
     conv: np.ndarray
     ts: np.ndarray
     kind: np.ndarray
@@ -135,17 +135,18 @@ def conversation_of(pp: Prepared, model: FlowModel) -> np.ndarray:
 
 
 def _event_order(conv: np.ndarray, n_conv: int) -> np.ndarray:
-    """Frame indices of the conversations' events, by conversation, each in capture order.
+    """Frame indices of the conversations' events (int32), by conversation, each in capture
+    order.
 
     Capture order is the packet table's row order: the order the capture point recorded
     the frames in, which is (timestamp, frame) while timestamps never go back. A jittery
     clock makes them go back now and then while the records stay in arrival order, so
     sorting by timestamp would swap back-to-back frames; several files are merged by time
     into one table before they get here."""
-    rows = np.flatnonzero(conv >= 0)
+    rows = np.flatnonzero(conv >= 0)  # fewer than 2^31 frames (the C pass): int32 indices
     if len(rows) == len(conv):  # every frame is an event: no subset to gather
-        return np.array(stable_order(conv, n_conv))  # a writable copy, as the gather gave
-    return rows[stable_order(conv[rows], n_conv)]
+        return stable_order(conv, n_conv).astype(np.int32)  # a writable copy, as the gather gave
+    return rows.astype(np.int32)[stable_order(conv[rows], n_conv)]
 
 
 def run_conversations(
@@ -171,7 +172,7 @@ def run_conversations(
     at a receiver a NAK is answered a round trip later, and a resend 50 ns after a NAK of
     its PSN there is the go-back-N that was already on its way."""
     n_conv = len(model)
-    conv = conversation_of(pp, model)
+    conv = conversation_of(pp, model).astype(np.int32)  # ids < frames < 2^31: half the memory
     row = _event_order(conv, n_conv)
     ev_conv = conv[row]
     del conv  # per frame: not needed past here, and the state machine's run is the peak
@@ -221,11 +222,11 @@ class _Events:
     ) -> _Events:
         return cls(
             row=row,
-            conv=np.ascontiguousarray(conv, np.int64),
+            conv=np.ascontiguousarray(conv, np.int32),
             ts=np.ascontiguousarray(pp.ts[row], np.int64),
             kind=pp.kind[row].astype(np.int8, copy=False),  # int8, int32 already: no copies
             psn=pp.psn[row].astype(np.int32, copy=False),  # 24-bit PSNs, -1 none: half the memory
-            span=np.ascontiguousarray(span[row], np.int64),
+            span=np.ascontiguousarray(span[row]),  # int32 (int64 if a span passes it)
             opcode=np.ascontiguousarray(pp.opcodes_at(row), np.int16),
             pos=pp.position[row].astype(np.int8, copy=False),
             paused=np.ascontiguousarray(paused, np.int64),
@@ -506,7 +507,8 @@ def _run(
     takes (rerun)."""
     n, n_conv = len(ev.row), len(gate)
     held = np.zeros(n, np.int8) if reserved is None else reserved.astype(np.int8)
-    ext, gap = np.empty(n, np.int64), np.empty(n, np.int64)
+    ext, gap = np.empty(n, np.int64), zeroed((n,), np.int64)  # gap: written where PSNs were
+    # skipped only, its other pages never backed by memory
     episode, link = np.empty(n, np.int32), np.empty(n, np.int32)
     flags = np.empty(n, np.int32)
     history = np.zeros((n_conv, HISTORY_LEN), np.uint8)

@@ -308,8 +308,10 @@ class ReadSpans:
     unsized: bool = False  # some READ's connection shows no MTU: it took the fallback
 
     def __getitem__(self, rows: np.ndarray) -> np.ndarray:
-        """The span of each frame of `rows` (int64)."""
-        out = np.ones(len(rows), np.int64)
+        """The span of each frame of `rows`: int32, half the memory in the state machine's
+        pass, unless a READ's span passes it (a hostile MTU): int64 then."""
+        wide = len(self.span) and int(self.span.max()) > np.iinfo(np.int32).max
+        out = np.ones(len(rows), np.int64 if wide else np.int32)
         if self.is_read is not None:
             hit = np.flatnonzero(self.is_read[rows])
             out[hit] = self.span[np.searchsorted(self.reads, rows[hit])]
