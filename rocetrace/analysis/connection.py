@@ -220,15 +220,16 @@ class _Events:
     def gather(
         cls, pp: Prepared, row: np.ndarray, conv: np.ndarray, span: ReadSpans, paused: np.ndarray
     ) -> _Events:
+        at = row.astype(np.intp)  # numpy converts other indices to intp at every gather
         return cls(
             row=row,
             conv=np.ascontiguousarray(conv, np.int32),
-            ts=np.ascontiguousarray(pp.ts[row], np.int64),
-            kind=pp.kind[row].astype(np.int8, copy=False),  # int8, int32 already: no copies
-            psn=pp.psn[row].astype(np.int32, copy=False),  # 24-bit PSNs, -1 none: half the memory
-            span=np.ascontiguousarray(span[row]),  # int32 (int64 if a span passes it)
-            opcode=np.ascontiguousarray(pp.opcodes_at(row), np.int16),
-            pos=pp.position[row].astype(np.int8, copy=False),
+            ts=np.ascontiguousarray(pp.ts[at], np.int64),
+            kind=pp.kind[at].astype(np.int8, copy=False),  # int8, int32 already: no copies
+            psn=pp.psn[at].astype(np.int32, copy=False),  # 24-bit PSNs, -1 none: half the memory
+            span=np.ascontiguousarray(span[at]),  # int32 (int64 if a span passes it)
+            opcode=np.ascontiguousarray(pp.opcodes_at(at), np.int16),
+            pos=pp.position[at].astype(np.int8, copy=False),
             paused=np.ascontiguousarray(paused, np.int64),
         )
 
