@@ -12,6 +12,7 @@ import pyarrow as pa
 from rocetrace.analysis import connection, flows
 from rocetrace.analysis.prepared import Prepared
 from rocetrace.capture.packets import numeric_array
+from rocetrace.capture.zeroed import zeroed
 from rocetrace.schema.conform import time_column
 
 
@@ -47,14 +48,19 @@ def packets_out(
         )  # fmt: skip
     retransmitted = np.zeros(len(pp), bool)
     retransmitted[conv.row[(conv.flags & connection.RESENT) > 0]] = True
-    episode = np.full(len(pp), -1, np.int64)
+    # episode and gap are written at the few resent or gapped frames only: in pages never
+    # written elsewhere (zeroed), which take no memory; episode is null but where written
+    episode, numbered = zeroed((len(pp),), np.int64), np.zeros(len(pp), bool)
     resent = np.flatnonzero(conv.episode >= 0)
     if len(resent) and row_of_episode is not None:
-        episode[conv.row[resent]] = row_of_episode[conv.episode[resent]]
-    gap = np.zeros(len(pp), np.int64)
+        at, number = conv.row[resent], row_of_episode[conv.episode[resent]]
+        episode[at], numbered[at] = number, number >= 0
+    gap = zeroed((len(pp),), np.int64)
     gapped = np.flatnonzero(conv.gap > 0)
     gap[conv.row[gapped]] = conv.gap[gapped]
-    return _with_columns(packets, pp.ts, model.flow_id, pp.ecn == 3, retransmitted, episode, gap)
+    return _with_columns(
+        packets, pp.ts, model.flow_id, pp.ecn == 3, retransmitted, episode, gap, ~numbered
+    )
 
 
 def _at_rows(conv: connection.Conversations, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -74,7 +80,10 @@ def _at_rows(conv: connection.Conversations, rows: np.ndarray) -> tuple[np.ndarr
 def _with_columns(
     packets: pd.DataFrame, ts: np.ndarray, flow_id: np.ndarray, ce: np.ndarray,
     retransmitted: np.ndarray, episode: np.ndarray, gap: np.ndarray,
+    no_episode: np.ndarray | None = None,
 ) -> pd.DataFrame:  # fmt: skip
+    """`no_episode`: where episode is null (default: where it is negative)."""
+
     def column(values: pd.api.extensions.ExtensionArray) -> pd.Series:
         return pd.Series(values, index=packets.index)
 
@@ -82,7 +91,7 @@ def _with_columns(
         time=column(time_column(ts)),
         flow_id=column(nullable_ints(flow_id, flow_id < 0)),
         retransmitted=column(pd.arrays.ArrowExtensionArray(pa.array(retransmitted))),
-        episode=column(nullable_ints(episode, episode < 0)),
+        episode=column(nullable_ints(episode, episode < 0 if no_episode is None else no_episode)),
         psn_gap=column(nullable_ints(gap, np.zeros(0, bool))),
         ce=column(pd.arrays.ArrowExtensionArray(pa.array(ce))),
     )
