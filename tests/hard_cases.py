@@ -2234,3 +2234,27 @@ NAK_ANSWER_OVERTAKEN_BY_AN_ACK: tuple[dict[str, Any], int] = (
     },
     97,
 )
+
+# A go-back-0 NIC seen at a mirror: a READ asked again mid-span, then the NAKed WRITE's
+# go-back-0 from its message's first PSN, which a READ response had left the first not
+# acknowledged; read as one run, the READ re-issue's, skipping forward (certain).
+READ_REISSUE_THEN_GO_BACK_0_PAST_AN_ACK: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("write_imm", "read"),
+        "recovery": "go-back-0",
+        "vantage": "mirror",
+        "qps": 1,
+        "messages": 7,
+        "message_size": 16384,
+        "start_psn": 16777215,
+        "losses": (Loss(rate=0.006609797551837974, direction="any", kind="any"),),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 4,
+        "timeout": 10,
+        "link_delay_ns": 500,
+        "capture_drop_rate": 0.003418165825446096,
+        "mtu": 512,
+    },
+    204,
+)

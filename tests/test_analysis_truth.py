@@ -31,6 +31,7 @@ from hard_cases import (
     NAK_ANSWERS_BEHIND_OTHER_QPS,
     NAK_CHAIN_WITH_A_DROPPED_NAK,
     OPEN_CASES,
+    READ_REISSUE_THEN_GO_BACK_0_PAST_AN_ACK,
     REISSUE_INSIDE_A_RUN,
     REISSUE_OR_OVERTAKEN_NAK,
     REORDER_CASES,
@@ -1654,3 +1655,19 @@ def test_skip_onto_an_acknowledged_psn_may_answer_an_overtaken_nak(tmp_path: Pat
     overtaken = pk[(pk["psn"] == 23) & (pk["aeth_syndrome"] == 96)]["frame"]  # NAK of PSN 23
     assert len(overtaken) == 1
     assert int(overtaken.iloc[0]) in run["nak_frames"].iloc[0]
+
+
+@pytest.mark.parametrize("clock", ["ns", "us"])
+def test_go_back_0_skipping_forward_from_a_read_reissue_is_split_off(
+    tmp_path: Path, clock: str
+) -> None:
+    """A READ asked again, then a WRITE's first PSN past the READ's span, skipping onto the
+    PSN a READ response left the first not acknowledged, where a NAK inside that WRITE came
+    before: a re-issue asks again for one READ's responses, so the WRITE may be that NAK's
+    go-back-0 as well as a go-back-N an ACK overtook. It is split off, its trigger open,
+    and the READ stays a re-issue."""
+    a = _analyzed_right_on(tmp_path, READ_REISSUE_THEN_GO_BACK_0_PAST_AN_ACK, clock)
+    eps = a.retransmissions.set_index("start_psn")
+    assert eps.loc[121, "trigger"] == "read_reissue"
+    assert eps.loc[191, "trigger"] == "nak"
+    assert eps.loc[191, "trigger_certainty"] == "uncertain"

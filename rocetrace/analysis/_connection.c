@@ -907,11 +907,13 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
         answer_nak(m, c, E, asked_nak, E->msg_first);
         asked_nak = -1;
     }
-    /* A run of READ re-issues going on past its READ's span at a message's first PSN, where
-     * a NAK the sender may have had asked for a PSN of that message: a re-issue asks again
-     * for one READ's responses, so that resend may as well be the NAK's go-back-0 (split
-     * off for it, in doubt: the NAK came before the run began). */
-    if (asked_nak < 0 && e == E->cursor && E->nak_ev < 0 && E->read_ev >= 0 &&
+    /* A run of READ re-issues going on past its READ's span at a message's first PSN (right
+     * after the span, or skipping forward: onto a PSN an older acknowledgement left next, as
+     * a go-back-N an ACK overtook would), where a NAK the sender may have had asked for a
+     * PSN of that message: a re-issue asks again for one READ's responses, so that resend
+     * may as well be the NAK's go-back-0 (split off for it, in doubt: the NAK came before
+     * the run began). */
+    if (asked_nak < 0 && e >= E->cursor && E->nak_ev < 0 && E->read_ev >= 0 &&
         is_read_request((int16_t)E->start_opcode) && !is_read_request(r->opcode[i]) &&
         (r->pos[i] == P_FIRST || r->pos[i] == P_ONLY))
         asked_nak = find_nak(m, c, i, e, 0, c->sent_hi + 1, 1);
