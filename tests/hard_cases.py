@@ -2258,3 +2258,35 @@ READ_REISSUE_THEN_GO_BACK_0_PAST_AN_ACK: tuple[dict[str, Any], int] = (
     },
     204,
 )
+
+# A selective-repeat NIC at the sender, two requesters and two responders, PFC pausing the
+# link after losses while the responders NAK PSN after PSN: a go-back-N held by a pause at
+# the PSN a NAK then asked for (split off as that NAK's answer, certain), another NAK's
+# go-back-N overtaken by an ACK where the run before it would resume (read as that run's),
+# and a selective repeat of an acknowledged PSN that resent only the newest (read as the
+# run's skip to it).
+NAK_ANSWERS_AROUND_PFC_PAUSES: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send", "write", "write_imm"),
+        "recovery": "selective-repeat",
+        "vantage": "sender",
+        "qps": 1,
+        "messages": 8,
+        "message_size": 16384,
+        "start_psn": 100,
+        "losses": (
+            Loss(rate=0.014354722718412656, direction="any", kind="any"),
+            Loss(every=42),
+        ),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 4,
+        "timeout": 10,
+        "link_delay_ns": 2000,
+        "pfc_on_loss": PfcOnLoss(),
+        "requesters": 2,
+        "responders": 2,
+        "vlan": 100,
+    },
+    759,
+)

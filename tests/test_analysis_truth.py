@@ -28,6 +28,7 @@ from hard_cases import (
     LONE_COPY_BEFORE_A_SLOW_ANSWER,
     MESSAGE_START_BESIDE_FIRST_COPY,
     NAK_ANSWER_OVERTAKEN_BY_AN_ACK,
+    NAK_ANSWERS_AROUND_PFC_PAUSES,
     NAK_ANSWERS_BEHIND_OTHER_QPS,
     NAK_CHAIN_WITH_A_DROPPED_NAK,
     OPEN_CASES,
@@ -1671,3 +1672,20 @@ def test_go_back_0_skipping_forward_from_a_read_reissue_is_split_off(
     assert eps.loc[121, "trigger"] == "read_reissue"
     assert eps.loc[191, "trigger"] == "nak"
     assert eps.loc[191, "trigger_certainty"] == "uncertain"
+
+
+@pytest.mark.parametrize("clock", ["ns", "us", "25G"])
+def test_answers_around_pfc_pauses_leave_the_nak_open(tmp_path: Path, clock: str) -> None:
+    """PFC pauses hold NAK storms' answers: a resend after a pause at the held run's next
+    PSN, which a NAK recorded during the pause asked for (the run going on and that NAK's
+    go-back-N send the same resend); a run resumed at the first PSN not acknowledged, where
+    a NAK below it that no episode took would go back to, overtaken by the ACK; a skip to
+    the newest PSN that a selective repeat of an acknowledged NAKed PSN sends alone. Each
+    answers a NAK either way: only which one is open, and every one is listed."""
+    a = _analyzed_right_on(tmp_path, NAK_ANSWERS_AROUND_PFC_PAUSES, clock)
+    if clock != "ns":
+        return
+    eps = a.retransmissions.set_index("first_frame")  # frames on the ns clock
+    assert 975 in eps.loc[1006, "nak_frames"]  # the held run's NAK (PSN 155)
+    assert 400 in eps.loc[300, "nak_frames"]  # NAK of PSN 115, resumed at 141 (frame 425)
+    assert 671 in eps.loc[567, "nak_frames"]  # NAK of PSN 170, acknowledged: repeat of 204

@@ -924,6 +924,11 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
      * was sent, at any capture point), not timestamps: a coarse clock ties them, a jittery
      * one swaps them. */
     int early = asked && m->naks.at[asked_nak].ev < E->first_ev;
+    /* Or it came while a PFC pause held the open run at this very PSN (the run's next): a
+     * go-back-N of that NAK and the run going on send the same resend, so which one this
+     * is is open, as a NIC that has a NAK of where its run stands may just go on. */
+    early = early || (asked && e == E->cursor && m->naks.at[asked_nak].ev > E->last_ev &&
+                      r->paused[i] > r->paused[E->last_ev]);
     /* In a run of READ re-issues (no NAK: the requester asks again for the responses one
      * READ is missing), each READ request asked again is an episode of its own. A run that
      * went on from its READ through other requests is no run of re-issues (a re-issue asks
