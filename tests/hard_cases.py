@@ -2290,3 +2290,31 @@ NAK_ANSWERS_AROUND_PFC_PAUSES: tuple[dict[str, Any], int] = (
     },
     759,
 )
+
+# A selective-repeat NIC at a receiver, ACKs and requests lost: two restarts at one PSN
+# right after each other, one a go-back-N of the NAK of the PSN below (an ACK of that PSN
+# overtook it), the other a selective repeat of its own PSN's NAK; read the other way
+# round, each NAK certain or likely.
+TWO_RESTARTS_AT_ONE_PSN: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("write_imm", "send", "read"),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 7,
+        "message_size": 2048,
+        "start_psn": 100,
+        "losses": (
+            Loss(rate=0.0414292297794757, direction="response", kind="ack"),
+            Loss(rate=0.049998686553888484),
+        ),
+        "max_packets": 3000,
+        "window": 16,
+        "ack_req_every": 4,
+        "timeout": 8,
+        "link_delay_ns": 500,
+        "capture_drop_rate": 0.0031998959709591077,
+        "vlan": 100,
+    },
+    52,
+)

@@ -44,6 +44,7 @@ from hard_cases import (
     SKIP_THEN_BACK_CASE,
     SKIPPING_COPIES_OF_A_RUN,
     TIMER_INSIDE_A_MESSAGE_BELOW_AN_ACK,
+    TWO_RESTARTS_AT_ONE_PSN,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -1689,3 +1690,18 @@ def test_answers_around_pfc_pauses_leave_the_nak_open(tmp_path: Path, clock: str
     assert 975 in eps.loc[1006, "nak_frames"]  # the held run's NAK (PSN 155)
     assert 400 in eps.loc[300, "nak_frames"]  # NAK of PSN 115, resumed at 141 (frame 425)
     assert 671 in eps.loc[567, "nak_frames"]  # NAK of PSN 170, acknowledged: repeat of 204
+
+
+@pytest.mark.parametrize("clock", ["ns", "us", "25G"])
+def test_two_restarts_at_one_psn_may_answer_either_nak(tmp_path: Path, clock: str) -> None:
+    """Two restarts at one PSN, right after each other, after a NAK of the PSN below (an
+    ACK of that PSN came next) and a NAK of that PSN itself: both NAKs' answers begin
+    there (the first's go-back-N overtaken by the ACK), so which restart answers which is
+    open: each lists both."""
+    a = _analyzed_right_on(tmp_path, TWO_RESTARTS_AT_ONE_PSN, clock)
+    if clock != "ns":
+        return
+    eps = a.retransmissions
+    restarts = eps[(eps["start_psn"] == 110) & (eps["trigger"] == "nak")]
+    assert len(restarts) == 2
+    assert all({29, 31} <= set(listed) for listed in restarts["nak_frames"])

@@ -54,7 +54,10 @@ def _nak_frames(x: Context, e: np.ndarray, by_nak: np.ndarray) -> list[list[int]
     out = [[f] if f >= 0 else [] for f in own]
     alt = x.alt if len(x.alt) == len(e) else np.full(len(e), -1)
     near = dict(x.near)
-    for run, naks in _overtaken_naks(x.conv, e, by_nak).items():
+    for run, naks in [
+        *_overtaken_naks(x.conv, e, by_nak).items(),
+        *_restart_naks(x.conv, e, by_nak),
+    ]:
         near[run] = sorted({*near.get(run, []), *naks})
     for run, naks in near.items():  # the NAKs a resend of the run may answer instead
         frames = x.conv.frames_of(np.asarray(naks, np.int64), x.pp).tolist()
@@ -89,6 +92,54 @@ def _overtaken_naks(c: cn.Conversations, e: np.ndarray, by_nak: np.ndarray) -> d
         if len(naks):
             out[k] = sorted({*out.get(k, []), *naks.tolist()})
     return out
+
+
+def _restart_naks(
+    c: cn.Conversations, e: np.ndarray, by_nak: np.ndarray
+) -> list[tuple[int, list[int]]]:
+    """Per episode answering a NAK, the NAKs of a PSN below its first that no episode
+    before it took, seen since the last new data and each followed, ahead of its first
+    resend, by an ACK or response up to the PSN before it (or a NAK of it or beyond): that
+    NAK's go-back-N, overtaken by the acknowledgement, begins at this restart's PSN as its
+    own NAK's answer does, so which one it answers is open. Where such a NAK is a later
+    episode's that begins at the PSN this one's NAK asked for, that episode may answer
+    this one's NAK in turn (the two answers swapped: both begin there)."""
+    out: list[tuple[int, list[int]]] = []
+    ks = np.flatnonzero(by_nak & (e["first_ev"] >= 0))
+    if not len(ks):
+        return out
+    new = np.where((c.kind == REQUEST) & ((c.flags & cn.NEW) > 0), np.arange(len(c)), -1)
+    last_new = np.maximum.accumulate(new) if len(new) else new
+    taker = {int(n): int(k) for k, n in enumerate(e["nak_ev"].tolist()) if n >= 0}
+    for k in ks.tolist():
+        f = int(e["first_ev"][k])
+        naks = _overtaken_before(c, max(int(last_new[f]), 0), f)
+        # open, or taken by a later episode (no NIC answers a NAK twice)
+        naks = [n for n in naks if taker.get(n, -1) < 0 or e["first_ev"][taker[n]] > f]
+        if not naks:
+            continue
+        out.append((k, naks))
+        for n in naks:  # a later restart at this one's NAKed PSN may answer its NAK
+            j = taker.get(n, -1)
+            if j >= 0 and e["start_ext"][j] == e["nak_ext"][k] and e["nak_ev"][k] >= 0:
+                out.append((j, [int(e["nak_ev"][k])]))
+    return out
+
+
+def _overtaken_before(c: cn.Conversations, lo: int, f: int) -> list[int]:
+    """The NAK events (not stale) of the conversation between events `lo` and `f` of a
+    PSN below request f's, each followed before f by an ACK or response up to the PSN
+    before f's, or by a NAK of f's PSN or beyond."""
+    window = np.arange(lo + 1, f)
+    window = window[c.conv[window] == c.conv[f]]
+    kind, ext, p = c.kind[window], c.ext[window], c.ext[f]
+    stale = (c.flags[window] & cn.STALE) > 0
+    naks = window[(kind == NAK) & (ext < p) & ~stale]
+    acks = window[
+        (np.isin(kind, (ACK, ATOMIC_ACK, READ_RESPONSE)) & (ext >= p - 1))
+        | ((kind == NAK) & (ext >= p))
+    ]
+    return naks[_first_after(acks, naks) < f].tolist()
 
 
 def _skip_answers(
