@@ -2234,3 +2234,87 @@ NAK_ANSWER_OVERTAKEN_BY_AN_ACK: tuple[dict[str, Any], int] = (
     },
     97,
 )
+
+# A go-back-0 NIC seen at a mirror: a READ asked again mid-span, then the NAKed WRITE's
+# go-back-0 from its message's first PSN, which a READ response had left the first not
+# acknowledged; read as one run, the READ re-issue's, skipping forward (certain).
+READ_REISSUE_THEN_GO_BACK_0_PAST_AN_ACK: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("write_imm", "read"),
+        "recovery": "go-back-0",
+        "vantage": "mirror",
+        "qps": 1,
+        "messages": 7,
+        "message_size": 16384,
+        "start_psn": 16777215,
+        "losses": (Loss(rate=0.006609797551837974, direction="any", kind="any"),),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 4,
+        "timeout": 10,
+        "link_delay_ns": 500,
+        "capture_drop_rate": 0.003418165825446096,
+        "mtu": 512,
+    },
+    204,
+)
+
+# A selective-repeat NIC at the sender, two requesters and two responders, PFC pausing the
+# link after losses while the responders NAK PSN after PSN: a go-back-N held by a pause at
+# the PSN a NAK then asked for (split off as that NAK's answer, certain), another NAK's
+# go-back-N overtaken by an ACK where the run before it would resume (read as that run's),
+# and a selective repeat of an acknowledged PSN that resent only the newest (read as the
+# run's skip to it).
+NAK_ANSWERS_AROUND_PFC_PAUSES: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send", "write", "write_imm"),
+        "recovery": "selective-repeat",
+        "vantage": "sender",
+        "qps": 1,
+        "messages": 8,
+        "message_size": 16384,
+        "start_psn": 100,
+        "losses": (
+            Loss(rate=0.014354722718412656, direction="any", kind="any"),
+            Loss(every=42),
+        ),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 4,
+        "timeout": 10,
+        "link_delay_ns": 2000,
+        "pfc_on_loss": PfcOnLoss(),
+        "requesters": 2,
+        "responders": 2,
+        "vlan": 100,
+    },
+    759,
+)
+
+# A selective-repeat NIC at a receiver, ACKs and requests lost: two restarts at one PSN
+# right after each other, one a go-back-N of the NAK of the PSN below (an ACK of that PSN
+# overtook it), the other a selective repeat of its own PSN's NAK; read the other way
+# round, each NAK certain or likely.
+TWO_RESTARTS_AT_ONE_PSN: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("write_imm", "send", "read"),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 7,
+        "message_size": 2048,
+        "start_psn": 100,
+        "losses": (
+            Loss(rate=0.0414292297794757, direction="response", kind="ack"),
+            Loss(rate=0.049998686553888484),
+        ),
+        "max_packets": 3000,
+        "window": 16,
+        "ack_req_every": 4,
+        "timeout": 8,
+        "link_delay_ns": 500,
+        "capture_drop_rate": 0.0031998959709591077,
+        "vlan": 100,
+    },
+    52,
+)

@@ -28,9 +28,11 @@ from hard_cases import (
     LONE_COPY_BEFORE_A_SLOW_ANSWER,
     MESSAGE_START_BESIDE_FIRST_COPY,
     NAK_ANSWER_OVERTAKEN_BY_AN_ACK,
+    NAK_ANSWERS_AROUND_PFC_PAUSES,
     NAK_ANSWERS_BEHIND_OTHER_QPS,
     NAK_CHAIN_WITH_A_DROPPED_NAK,
     OPEN_CASES,
+    READ_REISSUE_THEN_GO_BACK_0_PAST_AN_ACK,
     REISSUE_INSIDE_A_RUN,
     REISSUE_OR_OVERTAKEN_NAK,
     REORDER_CASES,
@@ -42,6 +44,7 @@ from hard_cases import (
     SKIP_THEN_BACK_CASE,
     SKIPPING_COPIES_OF_A_RUN,
     TIMER_INSIDE_A_MESSAGE_BELOW_AN_ACK,
+    TWO_RESTARTS_AT_ONE_PSN,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -1654,3 +1657,51 @@ def test_skip_onto_an_acknowledged_psn_may_answer_an_overtaken_nak(tmp_path: Pat
     overtaken = pk[(pk["psn"] == 23) & (pk["aeth_syndrome"] == 96)]["frame"]  # NAK of PSN 23
     assert len(overtaken) == 1
     assert int(overtaken.iloc[0]) in run["nak_frames"].iloc[0]
+
+
+@pytest.mark.parametrize("clock", ["ns", "us"])
+def test_go_back_0_skipping_forward_from_a_read_reissue_is_split_off(
+    tmp_path: Path, clock: str
+) -> None:
+    """A READ asked again, then a WRITE's first PSN past the READ's span, skipping onto the
+    PSN a READ response left the first not acknowledged, where a NAK inside that WRITE came
+    before: a re-issue asks again for one READ's responses, so the WRITE may be that NAK's
+    go-back-0 as well as a go-back-N an ACK overtook. It is split off, its trigger open,
+    and the READ stays a re-issue."""
+    a = _analyzed_right_on(tmp_path, READ_REISSUE_THEN_GO_BACK_0_PAST_AN_ACK, clock)
+    eps = a.retransmissions.set_index("start_psn")
+    assert eps.loc[121, "trigger"] == "read_reissue"
+    assert eps.loc[191, "trigger"] == "nak"
+    assert eps.loc[191, "trigger_certainty"] == "uncertain"
+
+
+@pytest.mark.parametrize("clock", ["ns", "us", "25G"])
+def test_answers_around_pfc_pauses_leave_the_nak_open(tmp_path: Path, clock: str) -> None:
+    """PFC pauses hold NAK storms' answers: a resend after a pause at the held run's next
+    PSN, which a NAK recorded during the pause asked for (the run going on and that NAK's
+    go-back-N send the same resend); a run resumed at the first PSN not acknowledged, where
+    a NAK below it that no episode took would go back to, overtaken by the ACK; a skip to
+    the newest PSN that a selective repeat of an acknowledged NAKed PSN sends alone. Each
+    answers a NAK either way: only which one is open, and every one is listed."""
+    a = _analyzed_right_on(tmp_path, NAK_ANSWERS_AROUND_PFC_PAUSES, clock)
+    if clock != "ns":
+        return
+    eps = a.retransmissions.set_index("first_frame")  # frames on the ns clock
+    assert 975 in eps.loc[1006, "nak_frames"]  # the held run's NAK (PSN 155)
+    assert 400 in eps.loc[300, "nak_frames"]  # NAK of PSN 115, resumed at 141 (frame 425)
+    assert 671 in eps.loc[567, "nak_frames"]  # NAK of PSN 170, acknowledged: repeat of 204
+
+
+@pytest.mark.parametrize("clock", ["ns", "us", "25G"])
+def test_two_restarts_at_one_psn_may_answer_either_nak(tmp_path: Path, clock: str) -> None:
+    """Two restarts at one PSN, right after each other, after a NAK of the PSN below (an
+    ACK of that PSN came next) and a NAK of that PSN itself: both NAKs' answers begin
+    there (the first's go-back-N overtaken by the ACK), so which restart answers which is
+    open: each lists both."""
+    a = _analyzed_right_on(tmp_path, TWO_RESTARTS_AT_ONE_PSN, clock)
+    if clock != "ns":
+        return
+    eps = a.retransmissions
+    restarts = eps[(eps["start_psn"] == 110) & (eps["trigger"] == "nak")]
+    assert len(restarts) == 2
+    assert all({29, 31} <= set(listed) for listed in restarts["nak_frames"])

@@ -917,11 +917,13 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
         answer_nak(m, c, E, asked_nak, E->msg_first);
         asked_nak = -1;
     }
-    /* A run of READ re-issues going on past its READ's span at a message's first PSN, where
-     * a NAK the sender may have had asked for a PSN of that message: a re-issue asks again
-     * for one READ's responses, so that resend may as well be the NAK's go-back-0 (split
-     * off for it, in doubt: the NAK came before the run began). */
-    if (asked_nak < 0 && e == E->cursor && E->nak_ev < 0 && E->read_ev >= 0 &&
+    /* A run of READ re-issues going on past its READ's span at a message's first PSN (right
+     * after the span, or skipping forward: onto a PSN an older acknowledgement left next, as
+     * a go-back-N an ACK overtook would), where a NAK the sender may have had asked for a
+     * PSN of that message: a re-issue asks again for one READ's responses, so that resend
+     * may as well be the NAK's go-back-0 (split off for it, in doubt: the NAK came before
+     * the run began). */
+    if (asked_nak < 0 && e >= E->cursor && E->nak_ev < 0 && E->read_ev >= 0 &&
         is_read_request((int16_t)E->start_opcode) && !is_read_request(r->opcode[i]) &&
         (r->pos[i] == P_FIRST || r->pos[i] == P_ONLY))
         asked_nak = find_nak(m, c, i, e, 0, c->sent_hi + 1, 1);
@@ -932,6 +934,11 @@ static void resend(Machine *m, Conv *c, Py_ssize_t i, int64_t e, int64_t end, Sl
      * was sent, at any capture point), not timestamps: a coarse clock ties them, a jittery
      * one swaps them. */
     int early = asked && m->naks.at[asked_nak].ev < E->first_ev;
+    /* Or it came while a PFC pause held the open run at this very PSN (the run's next): a
+     * go-back-N of that NAK and the run going on send the same resend, so which one this
+     * is is open, as a NIC that has a NAK of where its run stands may just go on. */
+    early = early || (asked && e == E->cursor && m->naks.at[asked_nak].ev > E->last_ev &&
+                      r->paused[i] > r->paused[E->last_ev]);
     /* In a run of READ re-issues (no NAK: the requester asks again for the responses one
      * READ is missing), each READ request asked again is an episode of its own. A run that
      * went on from its READ through other requests is no run of re-issues (a re-issue asks
