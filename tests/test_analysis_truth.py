@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 from hard_cases import (
+    ANSWER_HELD_BY_AN_UNSEEN_PAUSE,
     BACK_TO_BACK_CASE,
     COPIES_OUT_OF_PLACE,
     FIRST_BELOW_CASES,
@@ -1654,3 +1655,20 @@ def test_skip_onto_an_acknowledged_psn_may_answer_an_overtaken_nak(tmp_path: Pat
     overtaken = pk[(pk["psn"] == 23) & (pk["aeth_syndrome"] == 96)]["frame"]  # NAK of PSN 23
     assert len(overtaken) == 1
     assert int(overtaken.iloc[0]) in run["nak_frames"].iloc[0]
+
+
+def test_answer_held_by_an_unseen_pause_times_no_path(tmp_path: Path) -> None:
+    """At a receiver, a path whose one timed NAK answer came after a silence of the shortest
+    ACK timer (held by a PFC pause the capture point does not see): that answer bounds the
+    path's answer from above only, so a first copy of the NAKed PSN 2.5 us after its NAK is
+    its answer, not a late original. The selective repeat's resend of the newest PSN, held
+    as long, resends a PSN an ACK covered: a timer's restart would have begun lower, its
+    resends up to there lost, more in a row than the path loses; its cause is open."""
+    a = _analyzed_right_on(tmp_path, ANSWER_HELD_BY_AN_UNSEEN_PAUSE, "25G")
+    eps = a.retransmissions
+    answer = eps[(eps["start_psn"] == 164) & (eps["first_frame"] == 231)]
+    assert len(answer) == 1
+    assert answer["trigger"].iloc[0] == "nak"
+    tail = eps[(eps["start_psn"] == 179) & (eps["first_frame"] == 300)]
+    assert len(tail) == 1
+    assert tail["trigger_certainty"].iloc[0] == "uncertain"
