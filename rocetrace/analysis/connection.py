@@ -434,16 +434,16 @@ def answer_floor(c: Conversations, hosts_of: np.ndarray, tol_ns: int) -> np.ndar
     pair; -1 where the path shows none. An RNR NAK's retry is no such answer: it waits for
     the timer the RNR NAK names. Nor is a lone resend of a PSN the run before it passed
     over (lone_passed_over) on a path that shows no other answer: it may be that run's
-    copy, late, and time nothing; beside other answers it stands among them. Nor is a
+    copy, late, and time nothing; beside other answers it stands among them. So too a
     resend after a silence of the shortest ACK timer (_after_timer_silence)."""
     e = c.episodes
     floor = np.full(len(hosts_of), -1, np.int64)
     clean = (e["nak_ev"] >= 0) & (e["nak_kind"] == NAK) & (e["start_ext"] == e["nak_ext"])
     clean &= np.isin(e["start_kind"], (START_FIRST, START_RESTART))
-    clean &= ~_after_timer_silence(c, e, tol_ns)
     clean &= (e["orig_ev"] >= 0) | (e["n_resent"] >= 2) | _continued(e)  # no late original
     clean &= ~late_copy(c)  # nor a run's own copy, late
     clean &= ~_maybe_copies_alone(e, lone_passed_over(c) & clean, clean, hosts_of)
+    clean &= ~_maybe_copies_alone(e, _after_timer_silence(c, e, tol_ns) & clean, clean, hosts_of)
     if not clean.any():
         return floor
     wait = c.ts[e["first_ev"][clean]] - c.ts[e["nak_ev"][clean]]
@@ -459,8 +459,10 @@ def _after_timer_silence(c: Conversations, e: np.ndarray, tol_ns: int) -> np.nda
     before it) as long as the shortest ACK timer? Such a resend may be the timer's restart,
     its NAK's answer lost before the capture point, or that answer held as long by a PFC
     pause the capture point does not see (the silence its new data kept too): it bounds
-    the path's answer from above only, and a shortest answer taken from it would read a
-    real answer that came sooner as a late original."""
+    the path's answer from above only, and a shortest answer taken from it alone would read
+    a real answer that came sooner as a late original. Beside other answers it stands among
+    them: it can only lower their shortest, which puts no resend in doubt that they did
+    not."""
     prev = e["prev_req_ev"]
     silence = c.ts[e["first_ev"]] - c.ts[np.maximum(prev, 0)]
     return (prev < 0) | (silence >= MIN_ACK_TIMEOUT_NS - tol_ns)
