@@ -2318,3 +2318,32 @@ TWO_RESTARTS_AT_ONE_PSN: tuple[dict[str, Any], int] = (
     },
     52,
 )
+
+# Two requester hosts writing to two responders, seen at a receiver; a PFC pause the capture
+# point does not see holds one path's NAK answers for tens of microseconds. That path's one
+# timed answer came after such a silence (the path's shortest answer, taken from it, would
+# read a real answer 2.5 us after its NAK as a late original), and a selective repeat's
+# resend of the newest PSN, held as long, resends a PSN an ACK had covered: no timer's
+# restart begins there.
+ANSWER_HELD_BY_AN_UNSEEN_PAUSE: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("write",),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 7,
+        "message_size": 8192,
+        "start_psn": 100,
+        "losses": (Loss(rate=0.02422150425551128, direction="any", kind="any"),),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 0,
+        "timeout": 8,
+        "link_delay_ns": 500,
+        "pfc_on_loss": PfcOnLoss(),
+        "mtu": 512,
+        "requesters": 2,
+        "responders": 2,
+    },
+    580,
+)

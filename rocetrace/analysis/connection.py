@@ -180,7 +180,7 @@ def run_conversations(
     del ev_conv
     floor = np.full(n_conv, -1, np.int64)
     if bool(isin_small(events.kind, (NAK, RNR_NAK)).any()):  # no NAK: nothing to gate
-        floor = answer_floor(_run(events, tol_ns, floor), hosts_of)
+        floor = answer_floor(_run(events, tol_ns, floor), hosts_of, tol_ns)
     gate = np.where(floor >= 0, np.maximum(floor - 2 * (tol_ns + frame_ns), 0), -1)
     out = _run(events, tol_ns, gate)
     out.floor = floor
@@ -430,13 +430,14 @@ def _reorder_seen(c: Conversations, e: np.ndarray) -> np.ndarray:
     return earliest[e["conv"]] < e["first_ev"]
 
 
-def answer_floor(c: Conversations, hosts_of: np.ndarray) -> np.ndarray:
+def answer_floor(c: Conversations, hosts_of: np.ndarray, tol_ns: int) -> np.ndarray:
     """Per conversation: the shortest time from a NAK to a resend of its PSN that starts an
     episode on its own (after new data or by going back), over the conversation's host
     pair; -1 where the path shows none. An RNR NAK's retry is no such answer: it waits for
     the timer the RNR NAK names. Nor is a lone resend of a PSN the run before it passed
     over (lone_passed_over) on a path that shows no other answer: it may be that run's
-    copy, late, and time nothing; beside other answers it stands among them."""
+    copy, late, and time nothing; beside other answers it stands among them. So too a
+    resend after a silence of the shortest ACK timer (_after_timer_silence)."""
     e = c.episodes
     floor = np.full(len(hosts_of), -1, np.int64)
     clean = (e["nak_ev"] >= 0) & (e["nak_kind"] == NAK) & (e["start_ext"] == e["nak_ext"])
@@ -444,6 +445,7 @@ def answer_floor(c: Conversations, hosts_of: np.ndarray) -> np.ndarray:
     clean &= (e["orig_ev"] >= 0) | (e["n_resent"] >= 2) | _continued(e)  # no late original
     clean &= ~late_copy(c)  # nor a run's own copy, late
     clean &= ~_maybe_copies_alone(e, lone_passed_over(c) & clean, clean, hosts_of)
+    clean &= ~_maybe_copies_alone(e, _after_timer_silence(c, e, tol_ns) & clean, clean, hosts_of)
     if not clean.any():
         return floor
     wait = c.ts[e["first_ev"][clean]] - c.ts[e["nak_ev"][clean]]
@@ -452,6 +454,20 @@ def answer_floor(c: Conversations, hosts_of: np.ndarray) -> np.ndarray:
     per_path = np.full(int(hosts_of.max(initial=0)) + 1, -1, np.int64)
     per_path[shortest.index.to_numpy(np.int64)] = np.maximum(shortest.to_numpy(np.int64), 0)
     return np.where(hosts_of >= 0, per_path[np.maximum(hosts_of, 0)], -1)
+
+
+def _after_timer_silence(c: Conversations, e: np.ndarray, tol_ns: int) -> np.ndarray:
+    """Per episode: did it begin after a silence of its conversation (since the request
+    before it) as long as the shortest ACK timer? Such a resend may be the timer's restart,
+    its NAK's answer lost before the capture point, or that answer held as long by a PFC
+    pause the capture point does not see (the silence its new data kept too): it bounds
+    the path's answer from above only, and a shortest answer taken from it alone would read
+    a real answer that came sooner as a late original. Beside other answers it stands among
+    them: it can only lower their shortest, which puts no resend in doubt that they did
+    not."""
+    prev = e["prev_req_ev"]
+    silence = c.ts[e["first_ev"]] - c.ts[np.maximum(prev, 0)]
+    return (prev < 0) | (silence >= MIN_ACK_TIMEOUT_NS - tol_ns)
 
 
 def _maybe_copies_alone(

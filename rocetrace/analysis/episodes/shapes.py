@@ -154,15 +154,19 @@ def lone_resend_run_lost(x: Context, e: np.ndarray, which: np.ndarray) -> np.nda
     conversation's next request is new data (a go-back-N sends it only after its run) or
     comes the shortest ACK timer after it (a run goes back to back; not where the capture
     shows PFC pauses, which hold a run back): one per PSN the capture saw requested from
-    where the run would have gone on (past the resend, past what was acknowledged, or at a
-    PSN a NAK since the episode's asked for, whichever is highest) up to the newest PSN
-    sent. A selective repeat resends the NAKed PSN and then the newest: one lost resend.
-    0 where the next request may be more of such a run."""
+    where the run would have gone on (past the resend, past what was acknowledged in time
+    to stop it, or at a PSN a NAK since the episode's asked for, whichever is highest) up
+    to the newest PSN sent. A selective repeat resends the NAKed PSN and then the newest:
+    one lost resend. 0 where the next request may be more of such a run. A response seen
+    sooner before that next request than it can reach the sender (_reach) stopped none of
+    the run: away from the sender, an ACK the resend itself drew is seen before the
+    go-back-N's next resends, which left the sender before that ACK reached it."""
     out = np.zeros(len(e), np.int64)
     c = x.conv
     quiet_ok = not (x.pp.kind == PFC).any()
     requests = requests_by_psn(x)
     acks = (ACK, ATOMIC_ACK, READ_RESPONSE)
+    reach = _reach(x, e)
     for k in np.flatnonzero(which).tolist():  # such resends are few
         conv, first = int(e["conv"][k]), int(e["first_ev"][k])
         end = int(np.searchsorted(c.conv, conv, "right"))  # grouped by conversation
@@ -175,7 +179,7 @@ def lone_resend_run_lost(x: Context, e: np.ndarray, which: np.ndarray) -> np.nda
                 out[k] = _unseen_train(x, e, k, nxt, requests)
             continue
         ev = ev[(ev < nxt) & ((c.flags[ev] & cn.UNSENT) == 0)]
-        acked = ev[np.isin(c.kind[ev], acks)]
+        acked = ev[np.isin(c.kind[ev], acks) & (c.ts[ev] + reach[k] <= c.ts[nxt])]
         naked = ev[np.isin(c.kind[ev], (NAK, RNR_NAK))]
         floor = max(
             int(e["cursor"][k]),
@@ -185,6 +189,15 @@ def lone_resend_run_lost(x: Context, e: np.ndarray, which: np.ndarray) -> np.nda
         )
         out[k] = requests.psns_between(conv, floor, int(e["last_sent_first"][k]) + 1)
     return out
+
+
+def _reach(x: Context, e: np.ndarray) -> np.ndarray:
+    """Per episode: how long after this capture point sees a response the sender's requests
+    can show it, at least: the path's shortest NAK answer less twice the slack (what this
+    capture point sees reaches the sender's answers no sooner, _unseen_train), 0 where
+    unmeasured."""
+    floor = cn.path_floor(x.conv, e["conv"])
+    return np.where(floor >= 0, np.maximum(floor - 2 * x.tol.slack_ns, 0), 0)
 
 
 def _unseen_train(x: Context, e: np.ndarray, k: int, nxt: int, requests: RequestsByPsn) -> int:

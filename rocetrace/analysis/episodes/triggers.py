@@ -15,6 +15,7 @@ from rocetrace.analysis.episodes.basics import (
     above_nak,
     among,
     event_ts,
+    longest_loss,
     original_open,
     progress_before,
     read_reissue,
@@ -161,6 +162,7 @@ def weigh_triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # again, as every rule above weighed the run: a lone copy's trigger is its run's
     certainty[_copy_of_another_cause(x, e, trigger, certainty, copy_of_run)] = UNCERTAIN
     certainty[_dropped_nak_in_chain(x, e, trigger)] = UNCERTAIN
+    certainty[_timer_cannot_start_there(x, e, trigger)] = UNCERTAIN
     certainty[_after_reordering(x, e)] = UNCERTAIN  # last: whatever the rules above read
     certainty[original_open(x, e)] = UNCERTAIN
     return trigger, certainty
@@ -193,6 +195,35 @@ def _dropped_nak_in_chain(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.
     trip = cn.shortest_acks(c)[c.conv[ev]]
     unanswered = (trip < 0) | (c.ts[after] - c.ts[ev] < trip + x.tol.slack_ns)
     out[ep[same & chain & unanswered]] = True
+    return out
+
+
+def _timer_cannot_start_there(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
+    """Timeouts that resend a PSN the capture showed acknowledged before, where a timer's
+    restart needs more resends lost in a row before the capture point than the path ever
+    lost (longest_loss). An ACK timer's restart begins at the first PSN the sender had not
+    had acknowledged: the responder's acknowledgements it had are among those this capture
+    point saw (unless it drops frames), so with the one of this PSN lost on the way, the
+    restart began at most right above the highest seen below it, its resends up to here
+    lost (a go-back-0's, from that PSN's message's first, more). The resend may be another
+    run's, held (the tail of a selective repeat that a PFC pause the capture point does
+    not see kept back): its cause is open."""
+    out = np.zeros(len(e), bool)
+    c = x.conv
+    ks = np.flatnonzero(trigger == "timeout")
+    if not len(ks) or capture_drops(c):
+        return out
+    ev = np.flatnonzero(np.isin(c.kind, cn.RESPONSE_KINDS))
+    level = c.ext[ev] - np.isin(c.kind[ev], (NAK, RNR_NAK))
+    longest = longest_loss(c)
+    for k in ks.tolist():  # timeouts are few
+        seen = level[(c.conv[ev] == e["conv"][k]) & (ev < e["first_ev"][k])]
+        start = int(e["start_ext"][k])
+        below = seen[seen < start]
+        if seen.max(initial=start - 1) < start or not len(below):
+            continue
+        lost = start - 1 - int(below.max())
+        out[k] = lost >= 2 and lost > longest[e["conv"][k]]
     return out
 
 
