@@ -2234,3 +2234,32 @@ NAK_ANSWER_OVERTAKEN_BY_AN_ACK: tuple[dict[str, Any], int] = (
     },
     97,
 )
+
+# A go-back-0 NIC's WRITEs and READs at the receiver, requests lost before it and after
+# it, on a path that reorders: a NAK's go-back-N lost its first resend on the way, and the
+# next one, a PSN above the NAKed one whose original was lost too, came right before the
+# rest of that run; read as the original, late (in no episode: a resend missed; ns and
+# microsecond clocks).
+ANSWER_HEAD_READ_AS_A_LATE_ORIGINAL: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("write", "read", "read"),
+        "recovery": "go-back-0",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 6,
+        "message_size": 1024,
+        "start_psn": 16777200,
+        "losses": (
+            Loss(rate=0.023722928496311243, before_mirror=True),
+            Loss(rate=0.02417113237532668),
+        ),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 0,
+        "timeout": 8,
+        "link_delay_ns": 500,
+        "reorder_rate": 0.022034266586113925,
+        "mtu": 512,
+    },
+    760,
+)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 from hard_cases import (
+    ANSWER_HEAD_READ_AS_A_LATE_ORIGINAL,
     BACK_TO_BACK_CASE,
     COPIES_OUT_OF_PLACE,
     FIRST_BELOW_CASES,
@@ -1654,3 +1655,23 @@ def test_skip_onto_an_acknowledged_psn_may_answer_an_overtaken_nak(tmp_path: Pat
     overtaken = pk[(pk["psn"] == 23) & (pk["aeth_syndrome"] == 96)]["frame"]  # NAK of PSN 23
     assert len(overtaken) == 1
     assert int(overtaken.iloc[0]) in run["nak_frames"].iloc[0]
+
+
+@pytest.mark.parametrize("clock", ["ns", "us"])
+def test_answer_whose_first_resend_was_lost_leaves_its_head_open(
+    tmp_path: Path, clock: str
+) -> None:
+    """A NAK's go-back-N lost its first resend before the capture point, which saw the
+    original of the next PSN lost too: the run's first copy seen, above the NAKed PSN,
+    came right before the rest of the run and looks like that original, late. Which it
+    was is open: it is listed in `late_frames` with the episode after it, no resend missed
+    and no confident wrong answer."""
+    a = _analyzed_right_on(tmp_path, ANSWER_HEAD_READ_AS_A_LATE_ORIGINAL, clock)
+    eps = a.retransmissions
+    pk = a.packets
+    write = pk["opcode_name"].astype(str).str.startswith("RC_RDMA_WRITE")
+    head = pk[(pk["psn"] == 16777207) & write & ~pk["retransmitted"].astype(bool)]["frame"]
+    assert len(head) == 1
+    after = eps[eps["first_frame"] == int(head.iloc[0]) + 1]
+    assert len(after) == 1
+    assert int(head.iloc[0]) in after["late_frames"].iloc[0]

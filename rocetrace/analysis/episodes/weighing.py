@@ -124,6 +124,7 @@ def _late_or_resent(x: Context, e: np.ndarray, cause_open: np.ndarray) -> list[l
     c = x.conv
     _open_first_copies(x, out)
     _open_uncaused_copies(x, e, cause_open, out)
+    _open_answer_heads(x, out)
     if len(x.reorders) == 0 or not x.reorders.any() or len(e) == 0:
         return out
     copies = (c.flags & (cn.NEW | cn.RESENT | cn.REORDER)) > 0
@@ -180,6 +181,55 @@ def _open_uncaused_copies(
     for k, f in zip(ks.tolist(), frames, strict=True):  # such copies are few
         if f not in out[k]:
             out[k].append(int(f))
+
+
+def _open_answer_heads(x: Context, out: list[list[int]]) -> None:
+    """Adds to `out` (per episode) the frame of each late first copy (read as a late
+    original, in no episode) of a PSN above that of the conversation's latest NAK before
+    it, followed by its conversation's next request, a resend of a higher PSN that begins
+    an episode, where the capture point saw its conversation's requests lost before it.
+    Why: a go-back-N answering that NAK resends from the NAKed PSN on, in order; when the
+    path lost its first resends before the capture point, the first copy the capture sees
+    of the run is one above the NAKed PSN, with the run going on after it. That copy looks
+    like the original, late, and is one only on a path that reorders; which it was the
+    capture cannot tell, so it is listed with the episode that follows it."""
+    c = x.conv
+    late = ((c.flags & cn.LATE) > 0) & ((c.flags & (cn.RESENT | cn.NEW)) == 0)
+    ev = np.flatnonzero(late & (c.kind == REQUEST) & (c.episode < 0) & (c.conv >= 0))
+    ev = ev[x.losses_upstream[c.conv[ev]]] if len(ev) else ev
+    for i in ev.tolist():  # late first copies: few
+        nxt = _next_request(c, i)
+        if nxt < 0 or (c.flags[nxt] & cn.RESENT) == 0 or c.episode[nxt] < 0:
+            continue
+        if c.ext[nxt] <= c.ext[i] or not _below_latest_nak(c, i):
+            continue
+        k = int(c.episode[nxt])
+        frame = int(c.frames_of(np.array([i], np.int64), x.pp)[0])
+        if frame not in out[k]:
+            out[k].append(frame)
+
+
+def _next_request(c: cn.Conversations, i: int) -> int:
+    """The conversation's next request event after event `i` (-1: none)."""
+    j = i + 1  # events are grouped by conversation
+    while j < len(c.kind) and c.conv[j] == c.conv[i]:
+        if c.kind[j] == REQUEST:
+            return j
+        j += 1
+    return -1
+
+
+def _below_latest_nak(c: cn.Conversations, i: int) -> bool:
+    """Was the conversation's latest NAK (not RNR NAK) before event `i` of a PSN below
+    request `i`'s, with no ACK or response between them reaching `i`'s PSN?"""
+    j = i - 1  # events are grouped by conversation
+    while j >= 0 and c.conv[j] == c.conv[i]:
+        if c.kind[j] in (ACK, ATOMIC_ACK, READ_RESPONSE) and c.ext[j] >= c.ext[i]:
+            return False
+        if c.kind[j] == NAK:
+            return bool(c.ext[j] < c.ext[i])
+        j -= 1
+    return False
 
 
 def _right_after_resend(c: cn.Conversations, ev: np.ndarray) -> np.ndarray:
