@@ -38,6 +38,7 @@ from hard_cases import (
     REPEAT_TAIL_READ_AFTER_A_NAKED_READ,
     RESUMED_AS_REPEAT,
     RNR_RUN_COPY_AFTER_ITS_NAK,
+    RUN_AFTER_A_NAK_CHAIN_WHOSE_LAST_NAK_WAS_DROPPED,
     RUN_HELD_TWICE,
     SEND_SKIP_WITH_NO_GAP_SEEN,
     SKIP_THEN_BACK_CASE,
@@ -1308,8 +1309,11 @@ def test_lone_repeat_keeps_its_mode_beside_a_split_of_the_newest(tmp_path: Path)
 
 
 # Measured share of uncertain episodes on the hard cases: ns 15 of 402 (3.7%), us 20 (5.0%),
-# jitter50 16 (4.0%), 25G 17 of 336 (5.1%), 400G 14 of 421 (3.3%) (a restart that went back sooner
-# than every timeout the capture's timeouts allow, where the capture point drops frames, answers a
+# jitter50 16 (4.0%), 25G 18 of 336 (5.4%), 400G 14 of 421 (3.3%) (a NAK's run at the PSN after
+# a chain's last NAK, where the capture point drops frames or saw no request lost before it, may
+# answer the chain's next NAK, dropped: at 25 Gb/s one such run at a mirror is open, 25G was 17,
+# 5.1%; before that a restart that went back sooner than every timeout the capture's timeouts
+# allow, where the capture point drops frames, answers a
 # NAK it dropped: 25G was 18, 5.4%; a NAK's run between the responder's NAKs of the PSNs either
 # side of a resend, where the capture point drops frames, leaves its NAK open: on a microsecond
 # clock one run whose later NAK a lost resend drew falls within the slack of a round trip: us was
@@ -1675,3 +1679,34 @@ def test_answer_whose_first_resend_was_lost_leaves_its_head_open(
     after = eps[eps["first_frame"] == int(head.iloc[0]) + 1]
     assert len(after) == 1
     assert int(head.iloc[0]) in after["late_frames"].iloc[0]
+
+
+@pytest.mark.parametrize("clock", ["ns", "us"])
+def test_run_after_a_nak_chain_may_answer_its_dropped_next_nak(tmp_path: Path, clock: str) -> None:
+    """At the sender, whose capture point drops frames, the responder NAKed PSN after PSN
+    (0, then 1) and a run began at PSN 2: the NAK of 1's go-back-N with its first resend
+    dropped, or the answer to the chain's next NAK, of 2, which the capture point dropped.
+    Which NAK the run answers is open: its trigger uncertain."""
+    a = _analyzed_right_on(tmp_path, RUN_AFTER_A_NAK_CHAIN_WHOSE_LAST_NAK_WAS_DROPPED, clock)
+    eps = a.retransmissions
+    run = eps[(eps["start_psn"] == 2) & (eps["dest_qp"] == 8897)]
+    assert len(run) == 1
+    assert (run["trigger_certainty"] == "uncertain").all()
+
+
+def test_restart_at_a_taken_naks_psn_may_answer_it_on_a_microsecond_clock(
+    tmp_path: Path,
+) -> None:
+    """The overtaken-NAK mix on a microsecond clock: a run's resends and the responder's
+    NAKs share ticks, so a NAK of PSN 18 went to the run's own copy of 18 (split off it),
+    and a later restart at PSN 18 took the NAK of 17 below it (its first resend lost, the
+    reading went). A NIC restarts at a NAK's PSN: the restart may answer the NAK of 18,
+    and `nak_frames` lists it (which NAK is open)."""
+    a = _analyzed_right_on(tmp_path, NAK_ANSWER_OVERTAKEN_BY_AN_ACK, "us")
+    eps = a.retransmissions
+    run = eps[(eps["start_psn"] == 18) & (eps["packets"] > 1)]
+    assert len(run) == 1
+    pk = a.packets
+    own = pk[(pk["psn"] == 18) & (pk["aeth_syndrome"] == 96)]["frame"]  # NAK of PSN 18
+    assert len(own) == 1
+    assert int(own.iloc[0]) in run["nak_frames"].iloc[0]

@@ -15,6 +15,7 @@ from rocetrace.analysis.episodes.basics import (
     TRIGGERS,
     UNCERTAIN,
     Context,
+    above_nak,
     event_ts,
     read_reissue,
 )
@@ -56,6 +57,8 @@ def _nak_frames(x: Context, e: np.ndarray, by_nak: np.ndarray) -> list[list[int]
     near = dict(x.near)
     for run, naks in _overtaken_naks(x.conv, e, by_nak).items():
         near[run] = sorted({*near.get(run, []), *naks})
+    for run, naks in _naks_of_first_psn(x.conv, e, by_nak).items():
+        near[run] = sorted({*near.get(run, []), *naks})
     for run, naks in near.items():  # the NAKs a resend of the run may answer instead
         frames = x.conv.frames_of(np.asarray(naks, np.int64), x.pp).tolist()
         out[run] += [f for f in frames if f not in out[run]] if by_nak[run] else []
@@ -64,6 +67,24 @@ def _nak_frames(x: Context, e: np.ndarray, by_nak: np.ndarray) -> list[list[int]
         out[k] = out[k] + [f for f in out[alt[k]] if f not in out[k]]
         if alt2[k] >= 0:  # the second run it may continue (second_run)
             out[k] = out[k] + [f for f in out[alt2[k]] if f not in out[k]]
+    return out
+
+
+def _naks_of_first_psn(
+    c: cn.Conversations, e: np.ndarray, by_nak: np.ndarray
+) -> dict[int, list[int]]:
+    """Per NAK's run that begins above the PSN its NAK asked for (above_nak), the NAK
+    events (not RNR NAKs) of exactly the run's first PSN seen after that NAK and before the
+    run: a NIC restarts at a NAK's PSN, so the run may answer such a NAK. The state machine
+    gave it to another copy of that PSN (a run going on through it, sooner than the NAK
+    could be answered, say, on a clock too coarse to tell); that copy may be its run's own
+    and the restart the NAK's answer. Which NAK is open."""
+    out: dict[int, list[int]] = {}
+    for k in np.flatnonzero(by_nak & above_nak(e)).tolist():  # runs above their NAK: few
+        between = np.arange(e["nak_ev"][k] + 1, e["first_ev"][k])  # grouped by conversation
+        own = between[(c.kind[between] == NAK) & (c.ext[between] == e["start_ext"][k])]
+        if len(own):
+            out[k] = own.tolist()
     return out
 
 
