@@ -2347,3 +2347,63 @@ ANSWER_HELD_BY_AN_UNSEEN_PAUSE: tuple[dict[str, Any], int] = (
     },
     580,
 )
+
+# A go-back-0 NIC's WRITEs and READs at the receiver, requests lost before it and after
+# it, on a path that reorders: a NAK's go-back-N lost its first resend on the way, and the
+# next one, a PSN above the NAKed one whose original was lost too, came right before the
+# rest of that run; read as the original, late (in no episode: a resend missed; ns and
+# microsecond clocks).
+ANSWER_HEAD_READ_AS_A_LATE_ORIGINAL: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("write", "read", "read"),
+        "recovery": "go-back-0",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 6,
+        "message_size": 1024,
+        "start_psn": 16777200,
+        "losses": (
+            Loss(rate=0.023722928496311243, before_mirror=True),
+            Loss(rate=0.02417113237532668),
+        ),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 0,
+        "timeout": 8,
+        "link_delay_ns": 500,
+        "reorder_rate": 0.022034266586113925,
+        "mtu": 512,
+    },
+    760,
+)
+
+# Two requesters' SEND and WRITE QPs at the sender, whose capture point drops frames,
+# responses lost on the way: after an RNR NAK's retry run the responder NAKed PSN after PSN
+# as its expected PSN advanced, and the capture point dropped the last NAK of that chain;
+# the resend that answered it, at the PSN after the chain's last NAK seen, read as that
+# NAK's go-back-N with its first resend lost (likely; ns and microsecond clocks).
+RUN_AFTER_A_NAK_CHAIN_WHOSE_LAST_NAK_WAS_DROPPED: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send", "write", "write"),
+        "recovery": "selective-repeat",
+        "vantage": "sender",
+        "qps": 1,
+        "messages": 6,
+        "message_size": 4096,
+        "start_psn": 16777215,
+        "losses": (
+            Loss(rate=0.04412754980963018, direction="response", kind="any"),
+            Loss(rate=0.006858320649471437, direction="any", kind="any"),
+        ),
+        "max_packets": 3000,
+        "window": 16,
+        "ack_req_every": 0,
+        "timeout": 6,
+        "link_delay_ns": 500,
+        "rnr_naks": 1,
+        "capture_drop_rate": 0.00828903964464581,
+        "requesters": 2,
+        "responders": 2,
+    },
+    654,
+)

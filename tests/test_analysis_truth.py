@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 from hard_cases import (
+    ANSWER_HEAD_READ_AS_A_LATE_ORIGINAL,
     ANSWER_HELD_BY_AN_UNSEEN_PAUSE,
     BACK_TO_BACK_CASE,
     COPIES_OUT_OF_PLACE,
@@ -40,6 +41,7 @@ from hard_cases import (
     REPEAT_TAIL_READ_AFTER_A_NAKED_READ,
     RESUMED_AS_REPEAT,
     RNR_RUN_COPY_AFTER_ITS_NAK,
+    RUN_AFTER_A_NAK_CHAIN_WHOSE_LAST_NAK_WAS_DROPPED,
     RUN_HELD_TWICE,
     SEND_SKIP_WITH_NO_GAP_SEEN,
     SKIP_THEN_BACK_CASE,
@@ -1740,3 +1742,53 @@ def test_ack_the_lone_resend_drew_stops_no_go_back_n(tmp_path: Path) -> None:
     assert len(lone) == 1
     assert lone["mode"].iloc[0] == "selective-repeat"
     assert lone["mode_certainty"].iloc[0] == "likely"
+
+
+def test_answer_whose_first_resend_was_lost_leaves_its_head_open(
+    tmp_path: Path, clock: str
+) -> None:
+    """A NAK's go-back-N lost its first resend before the capture point, which saw the
+    original of the next PSN lost too: the run's first copy seen, above the NAKed PSN,
+    came right before the rest of the run and looks like that original, late. Which it
+    was is open: it is listed in `late_frames` with the episode after it, no resend missed
+    and no confident wrong answer."""
+    a = _analyzed_right_on(tmp_path, ANSWER_HEAD_READ_AS_A_LATE_ORIGINAL, clock)
+    eps = a.retransmissions
+    pk = a.packets
+    write = pk["opcode_name"].astype(str).str.startswith("RC_RDMA_WRITE")
+    head = pk[(pk["psn"] == 16777207) & write & ~pk["retransmitted"].astype(bool)]["frame"]
+    assert len(head) == 1
+    after = eps[eps["first_frame"] == int(head.iloc[0]) + 1]
+    assert len(after) == 1
+    assert int(head.iloc[0]) in after["late_frames"].iloc[0]
+
+
+@pytest.mark.parametrize("clock", ["ns", "us"])
+def test_run_after_a_nak_chain_may_answer_its_dropped_next_nak(tmp_path: Path, clock: str) -> None:
+    """At the sender, whose capture point drops frames, the responder NAKed PSN after PSN
+    (0, then 1) and a run began at PSN 2: the NAK of 1's go-back-N with its first resend
+    dropped, or the answer to the chain's next NAK, of 2, which the capture point dropped.
+    Which NAK the run answers is open: its trigger uncertain."""
+    a = _analyzed_right_on(tmp_path, RUN_AFTER_A_NAK_CHAIN_WHOSE_LAST_NAK_WAS_DROPPED, clock)
+    eps = a.retransmissions
+    run = eps[(eps["start_psn"] == 2) & (eps["dest_qp"] == 8897)]
+    assert len(run) == 1
+    assert (run["trigger_certainty"] == "uncertain").all()
+
+
+def test_restart_at_a_taken_naks_psn_may_answer_it_on_a_microsecond_clock(
+    tmp_path: Path,
+) -> None:
+    """The overtaken-NAK mix on a microsecond clock: a run's resends and the responder's
+    NAKs share ticks, so a NAK of PSN 18 went to the run's own copy of 18 (split off it),
+    and a later restart at PSN 18 took the NAK of 17 below it (its first resend lost, the
+    reading went). A NIC restarts at a NAK's PSN: the restart may answer the NAK of 18,
+    and `nak_frames` lists it (which NAK is open)."""
+    a = _analyzed_right_on(tmp_path, NAK_ANSWER_OVERTAKEN_BY_AN_ACK, "us")
+    eps = a.retransmissions
+    run = eps[(eps["start_psn"] == 18) & (eps["packets"] > 1)]
+    assert len(run) == 1
+    pk = a.packets
+    own = pk[(pk["psn"] == 18) & (pk["aeth_syndrome"] == 96)]["frame"]  # NAK of PSN 18
+    assert len(own) == 1
+    assert int(own.iloc[0]) in run["nak_frames"].iloc[0]

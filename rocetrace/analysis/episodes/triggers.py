@@ -163,6 +163,7 @@ def weigh_triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     certainty[_copy_of_another_cause(x, e, trigger, certainty, copy_of_run)] = UNCERTAIN
     certainty[_dropped_nak_in_chain(x, e, trigger)] = UNCERTAIN
     certainty[_timer_cannot_start_there(x, e, trigger)] = UNCERTAIN
+    certainty[_above_nak_or_dropped_nak(x, e, trigger)] = UNCERTAIN
     certainty[_after_reordering(x, e)] = UNCERTAIN  # last: whatever the rules above read
     certainty[original_open(x, e)] = UNCERTAIN
     return trigger, certainty
@@ -224,6 +225,32 @@ def _timer_cannot_start_there(x: Context, e: np.ndarray, trigger: np.ndarray) ->
             continue
         lost = start - 1 - int(below.max())
         out[k] = lost >= 2 and lost > longest[e["conv"][k]]
+    return out
+
+
+def _above_nak_or_dropped_nak(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
+    """Per episode: a NAK's run that begins at the PSN after the one its NAK asked for
+    (above_nak), that NAK the next in a chain (the conversation's NAK before it was of the
+    PSN before its), where the capture point drops frames (capture_drops) or saw no
+    request lost before it (there, read as that NAK's go-back-N, the run's first resend
+    went missing only by the capture point dropping it: it drops frames either way). A
+    responder NAKing PSN after PSN as its expected PSN advances (copies out of order kept
+    reaching it) would NAK the run's first PSN next, and a NIC restarts at a NAK's PSN: the
+    run may answer that NAK, which the capture point dropped, rather than the seen NAK
+    with its first resend lost. Which NAK the run answers is open."""
+    c = x.conv
+    ks = np.flatnonzero(above_nak(e) & (trigger == "nak") & (e["start_ext"] == e["nak_ext"] + 1))
+    out = np.zeros(len(e), bool)
+    if not len(ks):
+        return out
+    naks = np.flatnonzero(c.kind == NAK)  # events run by conversation, then in capture order
+    at = np.searchsorted(naks, e["nak_ev"][ks])
+    before = naks[np.maximum(at - 1, 0)]
+    chain = (at > 0) & (c.conv[before] == e["conv"][ks]) & (c.ext[before] == e["nak_ext"][ks] - 1)
+    ks = ks[chain]
+    if len(ks) and not capture_drops(c):
+        ks = ks[~x.losses_upstream[e["conv"][ks]]]
+    out[ks] = True
     return out
 
 

@@ -15,6 +15,7 @@ from rocetrace.analysis.episodes.basics import (
     TRIGGERS,
     UNCERTAIN,
     Context,
+    above_nak,
     event_ts,
     read_reissue,
 )
@@ -59,6 +60,8 @@ def _nak_frames(x: Context, e: np.ndarray, by_nak: np.ndarray) -> list[list[int]
         *_restart_naks(x.conv, e, by_nak),
     ]:
         near[run] = sorted({*near.get(run, []), *naks})
+    for run, naks in _naks_of_first_psn(x.conv, e, by_nak).items():
+        near[run] = sorted({*near.get(run, []), *naks})
     for run, naks in near.items():  # the NAKs a resend of the run may answer instead
         frames = x.conv.frames_of(np.asarray(naks, np.int64), x.pp).tolist()
         out[run] += [f for f in frames if f not in out[run]] if by_nak[run] else []
@@ -67,6 +70,24 @@ def _nak_frames(x: Context, e: np.ndarray, by_nak: np.ndarray) -> list[list[int]
         out[k] = out[k] + [f for f in out[alt[k]] if f not in out[k]]
         if alt2[k] >= 0:  # the second run it may continue (second_run)
             out[k] = out[k] + [f for f in out[alt2[k]] if f not in out[k]]
+    return out
+
+
+def _naks_of_first_psn(
+    c: cn.Conversations, e: np.ndarray, by_nak: np.ndarray
+) -> dict[int, list[int]]:
+    """Per NAK's run that begins above the PSN its NAK asked for (above_nak), the NAK
+    events (not RNR NAKs) of exactly the run's first PSN seen after that NAK and before the
+    run: a NIC restarts at a NAK's PSN, so the run may answer such a NAK. The state machine
+    gave it to another copy of that PSN (a run going on through it, sooner than the NAK
+    could be answered, say, on a clock too coarse to tell); that copy may be its run's own
+    and the restart the NAK's answer. Which NAK is open."""
+    out: dict[int, list[int]] = {}
+    for k in np.flatnonzero(by_nak & above_nak(e)).tolist():  # runs above their NAK: few
+        between = np.arange(e["nak_ev"][k] + 1, e["first_ev"][k])  # grouped by conversation
+        own = between[(c.kind[between] == NAK) & (c.ext[between] == e["start_ext"][k])]
+        if len(own):
+            out[k] = own.tolist()
     return out
 
 
@@ -238,6 +259,7 @@ def _late_or_resent(x: Context, e: np.ndarray, cause_open: np.ndarray) -> list[l
     c = x.conv
     _open_first_copies(x, out)
     _open_uncaused_copies(x, e, cause_open, out)
+    _open_answer_heads(x, out)
     if len(x.reorders) == 0 or not x.reorders.any() or len(e) == 0:
         return out
     copies = (c.flags & (cn.NEW | cn.RESENT | cn.REORDER)) > 0
@@ -294,6 +316,55 @@ def _open_uncaused_copies(
     for k, f in zip(ks.tolist(), frames, strict=True):  # such copies are few
         if f not in out[k]:
             out[k].append(int(f))
+
+
+def _open_answer_heads(x: Context, out: list[list[int]]) -> None:
+    """Adds to `out` (per episode) the frame of each late first copy (read as a late
+    original, in no episode) of a PSN above that of the conversation's latest NAK before
+    it, followed by its conversation's next request, a resend of a higher PSN that begins
+    an episode, where the capture point saw its conversation's requests lost before it.
+    Why: a go-back-N answering that NAK resends from the NAKed PSN on, in order; when the
+    path lost its first resends before the capture point, the first copy the capture sees
+    of the run is one above the NAKed PSN, with the run going on after it. That copy looks
+    like the original, late, and is one only on a path that reorders; which it was the
+    capture cannot tell, so it is listed with the episode that follows it."""
+    c = x.conv
+    late = ((c.flags & cn.LATE) > 0) & ((c.flags & (cn.RESENT | cn.NEW)) == 0)
+    ev = np.flatnonzero(late & (c.kind == REQUEST) & (c.episode < 0) & (c.conv >= 0))
+    ev = ev[x.losses_upstream[c.conv[ev]]] if len(ev) else ev
+    for i in ev.tolist():  # late first copies: few
+        nxt = _next_request(c, i)
+        if nxt < 0 or (c.flags[nxt] & cn.RESENT) == 0 or c.episode[nxt] < 0:
+            continue
+        if c.ext[nxt] <= c.ext[i] or not _below_latest_nak(c, i):
+            continue
+        k = int(c.episode[nxt])
+        frame = int(c.frames_of(np.array([i], np.int64), x.pp)[0])
+        if frame not in out[k]:
+            out[k].append(frame)
+
+
+def _next_request(c: cn.Conversations, i: int) -> int:
+    """The conversation's next request event after event `i` (-1: none)."""
+    j = i + 1  # events are grouped by conversation
+    while j < len(c.kind) and c.conv[j] == c.conv[i]:
+        if c.kind[j] == REQUEST:
+            return j
+        j += 1
+    return -1
+
+
+def _below_latest_nak(c: cn.Conversations, i: int) -> bool:
+    """Was the conversation's latest NAK (not RNR NAK) before event `i` of a PSN below
+    request `i`'s, with no ACK or response between them reaching `i`'s PSN?"""
+    j = i - 1  # events are grouped by conversation
+    while j >= 0 and c.conv[j] == c.conv[i]:
+        if c.kind[j] in (ACK, ATOMIC_ACK, READ_RESPONSE) and c.ext[j] >= c.ext[i]:
+            return False
+        if c.kind[j] == NAK:
+            return bool(c.ext[j] < c.ext[i])
+        j -= 1
+    return False
 
 
 def _right_after_resend(c: cn.Conversations, ev: np.ndarray) -> np.ndarray:
