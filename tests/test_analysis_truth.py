@@ -1313,10 +1313,13 @@ def test_lone_repeat_keeps_its_mode_beside_a_split_of_the_newest(tmp_path: Path)
 
 
 # Measured share of uncertain episodes on the hard cases: ns 15 of 402 (3.7%), us 20 (5.0%),
-# jitter50 16 (4.0%), 25G 16 of 336 (4.8%), 400G 14 of 421 (3.3%) (a lone resend of a WRITE's
-# NAKed PSN, then a resend of the newest, counts the resends a go-back-N would have lost past an
-# ACK only where that ACK can have reached the sender before its next request: the ACK the resend
-# itself drew, 55 ns before at a receiver, stopped none: 25G was 17, 5.1%); before that (a
+# jitter50 16 (4.0%), 25G 17 of 336 (5.1%), 400G 14 of 421 (3.3%) (a NAK's run at the PSN after
+# a chain's last NAK, where the capture point drops frames or saw no request lost before it, may
+# answer the chain's next NAK, dropped: at 25 Gb/s one such run at a mirror is open, 25G was 16;
+# a lone resend of a WRITE's NAKed PSN, then a resend of the newest, counts the resends a
+# go-back-N would have lost past an ACK only where that ACK can have reached the sender before
+# its next request: the ACK the resend itself drew, 55 ns before at a receiver, stopped none:
+# 25G was 17, 5.1%); before that (a
 # restart that went back sooner than every timeout the capture's timeouts allow, where the capture
 # point drops frames, answers a NAK it dropped: 25G was 18, 5.4%; a NAK's run between the
 # responder's NAKs of the PSNs either side of a resend, where the capture point drops frames,
