@@ -1744,6 +1744,7 @@ def test_ack_the_lone_resend_drew_stops_no_go_back_n(tmp_path: Path) -> None:
     assert lone["mode_certainty"].iloc[0] == "likely"
 
 
+@pytest.mark.parametrize("clock", ["ns", "us"])
 def test_answer_whose_first_resend_was_lost_leaves_its_head_open(
     tmp_path: Path, clock: str
 ) -> None:
