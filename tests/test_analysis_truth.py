@@ -1313,13 +1313,14 @@ def test_lone_repeat_keeps_its_mode_beside_a_split_of_the_newest(tmp_path: Path)
 
 
 # Measured share of uncertain episodes on the hard cases: ns 15 of 402 (3.7%), us 20 (5.0%),
-# jitter50 16 (4.0%), 25G 17 of 336 (5.1%), 400G 14 of 421 (3.3%) (a NAK's run at the PSN after
-# a chain's last NAK, where the capture point drops frames or saw no request lost before it, may
-# answer the chain's next NAK, dropped: at 25 Gb/s one such run at a mirror is open, 25G was 16;
-# a lone resend of a WRITE's NAKed PSN, then a resend of the newest, counts the resends a
-# go-back-N would have lost past an ACK only where that ACK can have reached the sender before
-# its next request: the ACK the resend itself drew, 55 ns before at a receiver, stopped none:
-# 25G was 17, 5.1%); before that (a
+# jitter50 16 (4.0%), 25G 16 of 336 (4.8%), 400G 14 of 421 (3.3%) (a go-back-N run that goes on
+# at its next PSN right after one resend of the newest PSN sent is split from that resend, another
+# episode's interleaved, and a timer's run through a NAKed PSN resent sooner after the NAK than
+# the path's shortest answer keeps its trigger: 25G was 17, 5.1%, after a run following a NAK
+# chain at a mirror left its NAK open); before that (a lone resend of a WRITE's
+# NAKed PSN, then a resend of the newest, counts the resends a go-back-N would have lost past an
+# ACK only where that ACK can have reached the sender before its next request: the ACK the resend
+# itself drew, 55 ns before at a receiver, stopped none: 25G was 17, 5.1%); before that (a
 # restart that went back sooner than every timeout the capture's timeouts allow, where the capture
 # point drops frames, answers a NAK it dropped: 25G was 18, 5.4%; a NAK's run between the
 # responder's NAKs of the PSNs either side of a resend, where the capture point drops frames,
@@ -1376,7 +1377,7 @@ def test_lone_repeat_keeps_its_mode_beside_a_split_of_the_newest(tmp_path: Path)
 # had; a lone resend of a WRITE's NAKed PSN that a later NAK's resend of the newest follows within a
 # round trip (a go-back-N an ACK overtook, held that long, sends the same). The bounds keep it from
 # getting worse unnoticed; the aim is 5%.
-UNCERTAIN_AT_MOST = {"ns": 0.045, "us": 0.055, "jitter50": 0.045, "25G": 0.055, "400G": 0.04}
+UNCERTAIN_AT_MOST = {"ns": 0.045, "us": 0.055, "jitter50": 0.045, "25G": 0.05, "400G": 0.04}
 
 
 @pytest.mark.parametrize("clock", sorted(UNCERTAIN_AT_MOST))
@@ -1745,6 +1746,28 @@ def test_ack_the_lone_resend_drew_stops_no_go_back_n(tmp_path: Path) -> None:
     assert len(lone) == 1
     assert lone["mode"].iloc[0] == "selective-repeat"
     assert lone["mode_certainty"].iloc[0] == "likely"
+
+
+def test_run_goes_on_past_one_resend_of_the_newest_interleaved(tmp_path: Path) -> None:
+    """At a receiver at 25 Gb/s, a timer's go-back-N runs PSN by PSN, then one resend of the
+    newest PSN sent (the tail of another NAK's selective repeat, its NAKed PSN lost on the
+    way), then the run's very next PSN and on: a NIC's go-back-N sends its PSNs in order, and
+    the one resend between is another episode the NIC's scheduler interleaved. That resend is
+    a lone episode of its own, and the run keeps its timer and its mode; its resend of a PSN
+    that NAK asked for came 57 ns after it, sooner than any answer can (hard case 38)."""
+    a = _analyzed_right_on(tmp_path, HARD_CASES[38], "25G")
+    eps = a.retransmissions
+    run = eps[eps["start_psn"] == 3330789]
+    assert len(run) == 1 and run["packets"].iloc[0] == 18
+    assert run["trigger"].iloc[0] == "timeout"
+    assert run["trigger_certainty"].iloc[0] != "uncertain"
+    assert run["mode"].iloc[0] == "go-back-n"
+    assert run["mode_certainty"].iloc[0] != "uncertain"
+    lone = eps[eps["start_psn"] == 3330830]
+    assert len(lone) == 1 and lone["packets"].iloc[0] == 1
+    pk = a.packets
+    tail = pk[(pk["psn"] == 3330830) & (pk["episode"] == lone.index[0])]
+    assert len(tail) == 1
 
 
 @pytest.mark.parametrize("clock", ["ns", "us"])

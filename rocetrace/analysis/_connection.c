@@ -776,17 +776,31 @@ static Episode *swap_resumed_copy(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
     return S;
 }
 
+/* The open run E skipped to the newest PSN sent before it (resend q), and resend i (PSN
+ * `e`) comes right after at exactly the PSN the run would have resent next, with two or
+ * more resends of the run before the skip: the run goes on past the newest PSN, which no
+ * run does that ended there. A selective repeat resends its NAKed PSN and then the newest,
+ * one resend before it, and a NIC's go-back-N sends its PSNs in order: the newest between
+ * them was another episode's resend (the tail of another NAK's selective repeat, or that
+ * NAK's answer) that the NIC's scheduler sent between two of the run's. */
+static int run_goes_on_past_newest(const Episode *E, const Skip *s, Py_ssize_t q, int64_t e,
+                                   const Run *r)
+{
+    return r->ext[q] == E->last_sent_first && e == s->cursor && E->n_resent >= 3;
+}
+
 /* Resend i (PSN `e`) goes back into the PSNs the open run's last resend skipped forward
  * over (from where the run stood before that skip, short of the skip's PSN), right after
  * it, with no NAK of its own, no run it resumes and no timer: a NIC's run goes only
  * forward, and it goes back only for a NAK, a timer or a run it resumes. The skip was out
  * of place: a copy from elsewhere (an earlier run's resend, late on a path that reorders),
  * and this resend more of the run. Not where the skip went to the newest PSN sent (a run
- * ends there). The skip is taken out of the run into a lone episode of its own (no cause
- * the capture shows), and the run goes on. Where the skip was the first copy the capture
- * saw of its PSN (its original unseen), it may as well be that original, late on the same
- * path, as a resend: it is flagged F_OPEN (which copy was the original is open). Returns 1
- * when it was. */
+ * ends there), unless the run goes on right after it at its very next PSN
+ * (run_goes_on_past_newest: another episode's resend interleaved). The skip is taken out
+ * of the run into a lone episode of its own (no cause the capture shows), and the run goes
+ * on. Where the skip was the first copy the capture saw of its PSN (its original unseen),
+ * it may as well be that original, late on the same path, as a resend: it is flagged
+ * F_OPEN (which copy was the original is open). Returns 1 when it was. */
 static int skip_out_of_place(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
 {
     Run *r = m->r;
@@ -794,7 +808,9 @@ static int skip_out_of_place(Machine *m, Conv *c, Py_ssize_t i, int64_t e)
     Skip s = c->skip;
     Py_ssize_t q = E->last_ev;
     if (s.ev < 0 || s.ev != q || c->prev_req_ev != q || E->n_resent < 2 || e < s.cursor ||
-        e >= r->ext[q] || r->ext[q] == E->last_sent_first || c->new_data)
+        e >= r->ext[q] || c->new_data)
+        return 0;
+    if (r->ext[q] == E->last_sent_first && !run_goes_on_past_newest(E, &s, q, e, r))
         return 0;
     if (r->ts[i] - r->ts[q] >= MIN_ACK_TIMEOUT_NS - r->tol)
         return 0;

@@ -136,7 +136,7 @@ def weigh_triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # a timer's run that skipped forward onto a PSN a NAK had asked for: that resend may be
     # the NAK's selective answer, another episode (a NIC answers a NAK inside a run)
     skipped = np.flatnonzero((trigger == "timeout") & (e["skips"] > 0))
-    asked = near_naks(c, e, among(len(e), skipped))
+    asked = _answerable_naks(x, e, near_naks(c, e, among(len(e), skipped)))
     unanswered = _unanswered_naks(e, certainty, asked)
     certainty[[k for k in skipped.tolist() if unanswered.get(k, True)]] = UNCERTAIN  # RNR
     weighed = (trigger == "timeout") & (certainty != UNCERTAIN)
@@ -287,6 +287,32 @@ def _copy_of_another_cause(
         x.near[k] = sorted({*x.near.get(k, []), int(n)})
     out = np.zeros(len(e), bool)
     out[ks[~by_nak]] = True
+    return out
+
+
+def _answerable_naks(
+    x: Context, e: np.ndarray, asked: dict[int, list[int]]
+) -> dict[int, list[int]]:
+    """Per run of `asked` (NAK events of PSNs it resent after its first), those some resend
+    of their PSN in the run came at least the path's shortest NAK answer after, less the
+    slack (any, where the path shows no answer): a NAK's answer reaches the capture point
+    no sooner than that after the NAK, wherever it stands (the NAK goes to the sender and
+    the answer comes back), so a sooner resend is no answer of it but the run's own."""
+    c, slack = x.conv, x.tol.slack_ns
+    floor = cn.path_floor(c, e["conv"])
+    out: dict[int, list[int]] = {}
+    for k, naks in asked.items():
+        lo, hi = int(e["first_ev"][k]), int(e["last_ev"][k])
+        resends = np.flatnonzero(c.episode[lo : hi + 1] == k) + lo
+        out[k] = [
+            n
+            for n in naks
+            if floor[k] < 0
+            or (
+                c.ts[resends[(resends > n) & (c.ext[resends] == c.ext[n])]] - c.ts[n] + slack
+                >= floor[k]
+            ).any()
+        ]
     return out
 
 
