@@ -2437,3 +2437,28 @@ TIMER_ARMED_ON_A_QUEUED_SEND: tuple[dict[str, Any], int] = (
     },
     465,
 )
+
+# A go-back-N run at 25 Gb/s, seen at the receiver, split at every NAK the responder sent
+# for each PSN in turn as copies kept reaching it, then held by a PFC pause and going on:
+# the held part is the run, and may answer any NAK the run's last part may answer.
+RUN_HELD_AFTER_A_NAK_CHAIN: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("write", "send"),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 8,
+        "message_size": 8192,
+        "start_psn": 16777200,
+        "losses": (Loss(rate=0.029917411015948712, direction="any", kind="any"),),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 0,
+        "timeout": 6,
+        "link_delay_ns": 2000,
+        "pfc_on_loss": PfcOnLoss(),
+        "requesters": 2,
+        "responders": 2,
+    },
+    899,
+)
