@@ -2407,3 +2407,58 @@ RUN_AFTER_A_NAK_CHAIN_WHOSE_LAST_NAK_WAS_DROPPED: tuple[dict[str, Any], int] = (
     },
     654,
 )
+
+# Two senders' SENDs into one responder at 25 Gb/s, seen at the receiver: the switch holds
+# each sender's first requests for many frame times, a NAK inside the first message is
+# lost after the capture point, and the ACK timer armed at the first send fires; the
+# resends, sent when the queue had drained, come sooner after the first request seen
+# than the timeout (a slow NAK answer or a timeout: the capture cannot tell).
+TIMER_ARMED_ON_A_QUEUED_SEND: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("send",),
+        "recovery": "go-back-0",
+        "vantage": "receiver",
+        "qps": 3,
+        "messages": 6,
+        "message_size": 4096,
+        "start_psn": None,
+        "losses": (
+            Loss(every=46, before_mirror=True),
+            Loss(rate=0.018589390457223957, direction="any", kind="any"),
+        ),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 16,
+        "timeout": 10,
+        "link_delay_ns": 200,
+        "mtu": 512,
+        "requesters": 2,
+        "responders": 1,
+    },
+    465,
+)
+
+# A go-back-N run at 25 Gb/s, seen at the receiver, split at every NAK the responder sent
+# for each PSN in turn as copies kept reaching it, then held by a PFC pause and going on:
+# the held part is the run, and may answer any NAK the run's last part may answer.
+RUN_HELD_AFTER_A_NAK_CHAIN: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("write", "send"),
+        "recovery": "selective-repeat",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 8,
+        "message_size": 8192,
+        "start_psn": 16777200,
+        "losses": (Loss(rate=0.029917411015948712, direction="any", kind="any"),),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 0,
+        "timeout": 6,
+        "link_delay_ns": 2000,
+        "pfc_on_loss": PfcOnLoss(),
+        "requesters": 2,
+        "responders": 2,
+    },
+    899,
+)

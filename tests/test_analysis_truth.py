@@ -42,10 +42,12 @@ from hard_cases import (
     RESUMED_AS_REPEAT,
     RNR_RUN_COPY_AFTER_ITS_NAK,
     RUN_AFTER_A_NAK_CHAIN_WHOSE_LAST_NAK_WAS_DROPPED,
+    RUN_HELD_AFTER_A_NAK_CHAIN,
     RUN_HELD_TWICE,
     SEND_SKIP_WITH_NO_GAP_SEEN,
     SKIP_THEN_BACK_CASE,
     SKIPPING_COPIES_OF_A_RUN,
+    TIMER_ARMED_ON_A_QUEUED_SEND,
     TIMER_INSIDE_A_MESSAGE_BELOW_AN_ACK,
     TWO_RESTARTS_AT_ONE_PSN,
 )
@@ -1819,3 +1821,31 @@ def test_restart_at_a_taken_naks_psn_may_answer_it_on_a_microsecond_clock(
     own = pk[(pk["psn"] == 18) & (pk["aeth_syndrome"] == 96)]["frame"]  # NAK of PSN 18
     assert len(own) == 1
     assert int(own.iloc[0]) in run["nak_frames"].iloc[0]
+
+
+def test_nak_answer_slower_than_a_timer_armed_on_a_queued_send_is_open(tmp_path: Path) -> None:
+    """At 25 Gb/s, seen at the receiver: a NAK inside a connection's first message, lost
+    after the capture point, and a go-back from that message's first PSN about one ACK
+    timeout after the first request seen. The sender's timer ran from its first send
+    (no progress re-armed it), which waited in the switch's queue before the capture point
+    saw it; the timeout is no longer than that silence by a wait the capture cannot
+    measure: no certain NAK (nor its go-back-0)."""
+    a = _analyzed_right_on(tmp_path, TIMER_ARMED_ON_A_QUEUED_SEND, "25G")
+    eps = a.retransmissions
+    slow = eps[eps["silence_ns"] >= MIN_ACK_TIMEOUT_NS]
+    assert len(slow) >= 1
+    assert (slow["trigger_certainty"] == "uncertain").any()
+
+
+def test_run_held_by_a_pause_may_answer_every_nak_of_its_run(tmp_path: Path) -> None:
+    """At 25 Gb/s, seen at the receiver: a go-back-N run split at each NAK the responder
+    sent PSN by PSN, its last part held by a PFC pause the capture point does not see,
+    then going on. The held part is that last part's run: it lists every NAK the part
+    may answer in `nak_frames` (the go-back-N's own NAK among them), not only the part's
+    nearest."""
+    a = _analyzed_right_on(tmp_path, RUN_HELD_AFTER_A_NAK_CHAIN, "25G")
+    eps = a.retransmissions
+    held = eps[(eps["silence_ns"] >= MIN_ACK_TIMEOUT_NS) & (eps["trigger"] == "nak")]
+    assert len(held) >= 1
+    before = eps[eps["first_frame"] < held["first_frame"].iloc[0]].iloc[-1]
+    assert set(before["nak_frames"]) <= set(held["nak_frames"].iloc[0])

@@ -21,7 +21,13 @@ from rocetrace.analysis.episodes.basics import (
     sending_hosts,
 )
 from rocetrace.analysis.episodes.shapes import lone_resend_run_lost
-from rocetrace.analysis.episodes.timers import narrowed, timer_armed_before, timer_margin
+from rocetrace.analysis.episodes.timers import (
+    armed_on_a_send,
+    narrowed,
+    queued_at_most,
+    timer_armed_before,
+    timer_margin,
+)
 from rocetrace.analysis.nic_context import NO_MARGIN, NicContext
 from rocetrace.analysis.prepared import NAK
 from rocetrace.analysis.tolerances import MIN_ACK_TIMEOUT_NS
@@ -50,10 +56,14 @@ def weigh_slow_answers(
     held by pauses, else the IBTA minimum: a resend sooner than that after the last
     progress (plus the path's slowest answer: the progress and the resend reach a capture
     point away from the sender each a path's delay late) is the cause's answer; else the
-    capture cannot tell."""
+    capture cannot tell. Where no progress before the cause re-armed the timer, it ran
+    from a request the sender sent, which may have waited in a queue on its way here
+    (armed_on_a_send): the silence since it is the sender's less that wait, at most as
+    long as the busy spell it ended on the link this capture point sees (queued_at_most)."""
     c = x.conv
     t0 = c.ts[e["first_ev"]]
-    since = t0 - c.ts[timer_armed_before(x, e["conv"], cause)]
+    armed = timer_armed_before(x, e["conv"], cause)
+    since = t0 - c.ts[armed]
     timers = x.nic or NicContext(
         timer_ns=x.seen.get("timer_ns"),  # type: ignore[arg-type]
         timer_lo_ns=x.seen.get("timer_lo_ns"),  # type: ignore[arg-type]
@@ -61,6 +71,8 @@ def weigh_slow_answers(
     timer = timers.least_timer()  # the timer may be as short as the timeouts allow
     lag = cn.slowest_answers(c)[e["conv"]]
     reach = since + x.tol.slack_ns + lag  # a timer no longer than this may have fired
+    on_send = np.flatnonzero(slow & armed_on_a_send(x, armed))
+    reach[on_send] += queued_at_most(x, armed[on_send])
     maybe_timer = slow & (reach >= timer)
     repeat = maybe_timer & (_no_timer_shape(x, e, trigger) | _lone_repeat_shape(x, e, trigger))
     had_nak = maybe_timer & _restart_needs_nak(x, e, trigger)

@@ -101,6 +101,45 @@ def timer_armed_before(x: Context, conv: np.ndarray, ev: np.ndarray) -> np.ndarr
     )
 
 
+def armed_on_a_send(x: Context, armed: np.ndarray) -> np.ndarray:
+    """Per event of timer_armed_before's answer `armed`: no progress re-armed the timer
+    there (timer_armed_before fell back to its conversation's first event). The sender
+    armed its ACK timer when it sent a request while none ran: that one, or one before
+    the capture began. A request reaches a capture point away from the sender after
+    waiting in the queues on its way, as long as the senders sharing a link keep it busy
+    (many frame times, each four times as long at 25 Gb/s as at 100 Gb/s), and a resend
+    sent when those queues have drained does not wait: the sender's silence since it
+    armed the timer may be longer than any silence the capture shows since that request,
+    by a wait the capture cannot measure."""
+    if x.timer_progress is None:
+        x.timer_progress = _timer_progress(x)
+    ibta, whole_message = x.timer_progress
+    return ~np.isin(armed, ibta) & ~np.isin(armed, whole_message)
+
+
+def queued_at_most(x: Context, ev: np.ndarray) -> np.ndarray:
+    """Per event of `ev`: the longest its frame may have waited in a queue on its way to
+    this capture point, as the capture shows it: the time since the head of the busy spell
+    it ends among the frames to its destination (each no more than the longest frame time
+    plus the clock's slack after the one before, or as many more frame times as the most
+    requests the capture shows lost in a row: frames lost between the queue and this
+    capture point leave holes in the spell). A queue drains back to back onto the link
+    past it, so a frame that waited there comes that long after the spell began; the
+    spell's head found the queue empty (the link was idle before it). A capture begun
+    inside a spell shows less of it, as it shows less of a conversation before its first
+    event (which timer_armed_before takes as the timer's start)."""
+    pp, rows = x.pp, x.conv.row[ev]
+    holes = int(longest_loss(x.conv).max(initial=0))
+    gap = (1 + holes) * x.tol.max_frame_ns + x.tol.slack_ns
+    out = np.zeros(len(ev), np.int64)
+    for i, row in enumerate(rows.tolist()):  # slow answers are few
+        same = np.flatnonzero(pp.dst[: row + 1] == pp.dst[row])
+        idle = np.flatnonzero(np.diff(pp.ts[same]) > gap)
+        head = same[idle[-1] + 1] if len(idle) else same[0]
+        out[i] = pp.ts[row] - pp.ts[head]
+    return out
+
+
 def _timer_progress(x: Context) -> tuple[np.ndarray, np.ndarray]:
     """The events that acknowledged something new as a sender's ACK timer may count it, in
     two readings of a NAK: it acknowledges every PSN below its own (IBTA), or only what
@@ -112,16 +151,31 @@ def _timer_progress(x: Context) -> tuple[np.ndarray, np.ndarray]:
     nak = c.kind[ev] == NAK
     level = c.ext[ev] - np.isin(c.kind[ev], (NAK, RNR_NAK))
     whole = np.where(nak, message_first(x, ev) - 1, level)
-    return _advanced(c, ev, level), _advanced(c, ev, whole)
+    lowest = _lowest_sent(c)[c.conv[ev]]
+    return _advanced(c, ev, level, lowest), _advanced(c, ev, whole, lowest)
 
 
-def _advanced(c: cn.Conversations, ev: np.ndarray, level: np.ndarray) -> np.ndarray:
+def _lowest_sent(c: cn.Conversations) -> np.ndarray:
+    """Per conversation, the lowest PSN of a request the capture saw in it (the int64
+    maximum where none)."""
+    out = np.full(len(c.state), np.iinfo(np.int64).max, np.int64)
+    req = np.flatnonzero(c.kind == REQUEST)
+    np.minimum.at(out, c.conv[req], c.ext[req])
+    return out
+
+
+def _advanced(
+    c: cn.Conversations, ev: np.ndarray, level: np.ndarray, lowest: np.ndarray
+) -> np.ndarray:
     """Of events `ev` (in event order), those acknowledging beyond every one before them in
-    their conversation (`level`: the highest PSN each acknowledges)."""
+    their conversation (`level`: the highest PSN each acknowledges) and at least the lowest
+    PSN the capture saw sent in it (`lowest`): one acknowledging only PSNs below that (a
+    go-back-0 NAK inside the first message seen) may tell the sender nothing new, and the
+    timer be older (the earlier reading is the one timer_armed_before wants)."""
     if len(ev) == 0:
         return ev
     before = pd.Series(level).groupby(c.conv[ev]).cummax().groupby(c.conv[ev]).shift()
-    return ev[~(before.to_numpy(float) >= level)]
+    return ev[~(before.to_numpy(float) >= level) & (level >= lowest)]
 
 
 def timeout_silence(

@@ -50,7 +50,8 @@ def _evidence(x: Context, e: np.ndarray, trigger: np.ndarray) -> list[list[int]]
 def _nak_frames(x: Context, e: np.ndarray, by_nak: np.ndarray) -> list[list[int]]:
     """Per episode answering a NAK, every NAK frame it may answer: its own, those a resend
     of its run may answer instead (`x.near`), then those of the runs its first resend may
-    continue instead (either_run), nearest first."""
+    continue instead (either_run), nearest first. A run held by a pause (_held_runs) is
+    the run it went on from: every NAK that run may answer, it may answer too."""
     own = x.conv.frames_of(np.where(by_nak, e["nak_ev"], -1), x.pp).tolist()
     out = [[f] if f >= 0 else [] for f in own]
     alt = x.alt if len(x.alt) == len(e) else np.full(len(e), -1)
@@ -70,6 +71,9 @@ def _nak_frames(x: Context, e: np.ndarray, by_nak: np.ndarray) -> list[list[int]
         out[k] = out[k] + [f for f in out[alt[k]] if f not in out[k]]
         if alt2[k] >= 0:  # the second run it may continue (second_run)
             out[k] = out[k] + [f for f in out[alt2[k]] if f not in out[k]]
+    held = x.held_of if len(x.held_of) == len(e) else np.full(len(e), -1)
+    for k in np.flatnonzero((held >= 0) & by_nak):  # held runs: few; in episode order
+        out[k] = out[k] + [f for f in out[held[k]] if f not in out[k]]
     return out
 
 
