@@ -128,16 +128,19 @@ def queued_at_most(x: Context, ev: np.ndarray) -> np.ndarray:
     spell's head found the queue empty (the link was idle before it). A capture begun
     inside a spell shows less of it, as it shows less of a conversation before its first
     event (which timer_armed_before takes as the timer's start)."""
-    pp, rows = x.pp, x.conv.row[ev]
+    if not len(ev):
+        return np.zeros(0, np.int64)
+    pp, rows = x.pp, x.conv.row[ev].astype(np.intp)
     holes = int(longest_loss(x.conv).max(initial=0))
     gap = (1 + holes) * x.tol.max_frame_ns + x.tol.slack_ns
-    out = np.zeros(len(ev), np.int64)
-    for i, row in enumerate(rows.tolist()):  # slow answers are few
-        same = np.flatnonzero(pp.dst[: row + 1] == pp.dst[row])
-        idle = np.flatnonzero(np.diff(pp.ts[same]) > gap)
-        head = same[idle[-1] + 1] if len(idle) else same[0]
-        out[i] = pp.ts[row] - pp.ts[head]
-    return out
+    by_dst = np.argsort(pp.dst, kind="stable")  # each destination's frames in capture order
+    dst, ts = pp.dst[by_dst], pp.ts[by_dst]
+    starts = np.ones(len(by_dst), bool)  # a spell begins a destination or follows idleness
+    starts[1:] = (dst[1:] != dst[:-1]) | (np.diff(ts) > gap)
+    head = np.maximum.accumulate(np.where(starts, np.arange(len(by_dst)), 0))
+    at = np.empty(len(by_dst), np.intp)
+    at[by_dst] = np.arange(len(by_dst))  # a frame's place among its destination's
+    return (pp.ts[rows] - ts[head[at[rows]]]).astype(np.int64)
 
 
 def _timer_progress(x: Context) -> tuple[np.ndarray, np.ndarray]:
