@@ -20,6 +20,8 @@ One module per concern, each building only on those above it:
 - `triggers`: each episode's trigger and its certainty.
 - `go_back_0`: go-back-0 against go-back-N below a NAK or an ACK.
 - `modes`: each episode's recovery mode and its certainty.
+- `answered_naks`: every NAK an episode may answer (its `nak_frames`).
+- `late_copies`: the late first copies an episode leaves open (its `late_frames`).
 - `weighing`: the rules weighed, in order, into the episode table, one row per episode.
 """
 

@@ -106,8 +106,8 @@ def weigh_triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     taken = (taker >= 0) & ((doubt[t] & (e["alt_of"][t] != -1)) | gb0_taker | above_taker)
     # a resend kept in the run not much after a NAK of its own PSN, or whose NAK a split in
     # doubt took: it may be that NAK's answer, and the run from there another episode; the
-    # trigger is a NAK either way (only which NAK frame is open, _nak_frames), unless an
-    # RNR NAK is among them
+    # trigger is a NAK either way (only which NAK frame is open: answered_naks.nak_frames),
+    # unless an RNR NAK is among them
     two_ways = (e["near_split"] == 1) | taken
     x.near = near_naks(c, e, two_ways)
     for k, naks in x.claimed.items():  # a restart that took a split's NAK: those NAKs too
@@ -370,7 +370,7 @@ def _after_reordering(x: Context, e: np.ndarray) -> np.ndarray:
     a stage of the path that reorders, where arrival order is not send order. A resend may
     arrive long after the NAK it answers and after later NAKs, and a run's copies out of
     their order, so which NAK an episode answers and its mode, both read from the order of
-    arrivals, are open (which copy of a PSN is the original may be too: _late_or_resent)."""
+    arrivals, are open (which copy of a PSN is the original may be too: late_copies.late_frames)."""
     if len(x.reorders) == 0:
         return np.zeros(len(e), bool)
     return x.reorders[e["conv"]]
