@@ -121,14 +121,9 @@ def _overtaken_before(c: cn.Conversations, lo: int, f: int) -> list[int]:
     before f's, or by a NAK of f's PSN or beyond."""
     window = np.arange(lo + 1, f)
     window = window[c.conv[window] == c.conv[f]]
-    kind, ext, p = c.kind[window], c.ext[window], c.ext[f]
     stale = (c.flags[window] & cn.STALE) > 0
-    naks = window[(kind == NAK) & (ext < p) & ~stale]
-    acks = window[
-        (np.isin(kind, (ACK, ATOMIC_ACK, READ_RESPONSE)) & (ext >= p - 1))
-        | ((kind == NAK) & (ext >= p))
-    ]
-    return naks[_first_after(acks, naks) < f].tolist()
+    naks = window[(c.kind[window] == NAK) & (c.ext[window] < c.ext[f]) & ~stale]
+    return naks[_moved_on(c, window, naks, f)].tolist()
 
 
 def _skip_answers(
@@ -145,10 +140,20 @@ def _skip_answers(
     kind, ext = c.kind[before], c.ext[before]
     below = _open_naks_below(c, before, lo, run_first, taken)
     naks = before[((kind == NAK) & (ext > lo) & (ext < hi)) | below]
-    acks = before[np.isin(kind, (ACK, ATOMIC_ACK, READ_RESPONSE)) & (ext >= hi - 1)]
-    beyond = before[(kind == NAK) & (ext >= hi)]
-    moved_on = np.minimum(_first_after(acks, naks), _first_after(beyond, naks)) < b
-    return naks[moved_on]
+    return naks[_moved_on(c, before, naks, b)]
+
+
+def _moved_on(c: cn.Conversations, events: np.ndarray, naks: np.ndarray, f: int) -> np.ndarray:
+    """Per NAK event of `naks`: followed, among the sorted `events` and before request f,
+    by an ACK or response up to the PSN before f's, or by a NAK of f's PSN or beyond. A NIC
+    answers a NAK by going back from its PSN; an acknowledgement overtaking that answer
+    moves it on to the first PSN not acknowledged, f's."""
+    kind, ext, p = c.kind[events], c.ext[events], c.ext[f]
+    movers = events[
+        (np.isin(kind, (ACK, ATOMIC_ACK, READ_RESPONSE)) & (ext >= p - 1))
+        | ((kind == NAK) & (ext >= p))
+    ]
+    return _first_after(movers, naks) < f
 
 
 def _repeats_acknowledged(
