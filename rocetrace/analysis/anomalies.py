@@ -62,7 +62,7 @@ def _responder_mtu(pp: Prepared, model: FlowModel, conv: int) -> int | None:
     full = rows[
         (pp.kind[rows] == READ_RESPONSE) & isin_small(pp.position[rows], (POS_FIRST, POS_MIDDLE))
     ]
-    return int(pp.payload_len[full].max()) if len(full) else None
+    return int(pp.column("payload_len", full).max()) if len(full) else None
 
 
 def _psn_reuse(c: cn.Conversations, pp: Prepared, model: FlowModel, a: np.void) -> dict:

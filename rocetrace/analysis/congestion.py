@@ -57,7 +57,7 @@ def _ce_before(
     for f in flows[model.ecn[flows, 3] > 0]:  # only flows with CE marks (CNPs are in none)
         rows = np.flatnonzero(cnp_flow == f)
         own = model.order.frames_of(int(f))  # frame indices, in capture order
-        marks = own[pp.ecn[own] == 3]
+        marks = own[pp.column("ecn", own) == 3]
         at = cnp_rows[rows]
         prev = np.concatenate(([-1], at[:-1]))
         out[rows] = np.searchsorted(marks, at, "right") > np.searchsorted(marks, prev, "right")
@@ -110,8 +110,8 @@ def cnp_table(pp: Prepared, model: FlowModel) -> pd.DataFrame:
             "src_ip": pp.ips[pp.src[idx]] if len(idx) else np.zeros(0, object),
             "dst_ip": pp.ips[pp.dst[idx]] if len(idx) else np.zeros(0, object),
             "dest_qp": pp.qp[idx].astype(np.int64),
-            "dscp": pp.dscp[idx].astype(np.int64),
-            "vlan_pcp": pp.pcp[idx].astype(np.int64),
+            "dscp": pp.column("dscp", idx).astype(np.int64),
+            "vlan_pcp": pp.column("pcp", idx).astype(np.int64),
             "ce_before": _ce_before(flow, idx, pp, model),
             "rate_before_bps": before,
             "rate_after_bps": after,

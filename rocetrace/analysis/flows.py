@@ -159,9 +159,10 @@ def majority(flow_id: np.ndarray, order: FlowOrder, values: np.ndarray) -> np.nd
 def _mtus(pp: Prepared, flow_id: np.ndarray, n: int) -> np.ndarray:
     """Per flow, the largest FIRST/MIDDLE payload: every such segment is exactly one MTU.
     One unbuffered maximum in frame order (no gather through the flow order)."""
-    full = isin_small(pp.position, (POS_FIRST, POS_MIDDLE)) & (pp.payload_len > 0)
-    mtu = np.zeros(n + 1, pp.payload_len.dtype)  # frames of no flow (-1) land in the last
-    np.maximum.at(mtu, flow_id, np.where(full, pp.payload_len, 0))
+    payload_len = pp.column("payload_len")
+    full = isin_small(pp.position, (POS_FIRST, POS_MIDDLE)) & (payload_len > 0)
+    mtu = np.zeros(n + 1, payload_len.dtype)  # frames of no flow (-1) land in the last
+    np.maximum.at(mtu, flow_id, np.where(full, payload_len, 0))
     return mtu[:n].astype(np.int64)
 
 
@@ -215,7 +216,8 @@ def _classes(pp: Prepared) -> np.ndarray:
     """Each frame's class code in [0, prod(_CLASSES)), in 16 bits."""
     code = pp.kind.astype(np.int16)
     code *= _CLASSES[1]
-    code += np.where(pp.ecn >= 0, pp.ecn, 4).astype(np.int16, copy=False)
+    ecn = pp.column("ecn")
+    code += np.where(ecn >= 0, ecn, 4).astype(np.int16, copy=False)
     code *= _CLASSES[2]
     code += pp.transport
     code += 1
@@ -243,7 +245,8 @@ def _counters(pp: Prepared, flow_id: np.ndarray, order: FlowOrder) -> tuple[np.n
 
 def _kinds_and_ecn(pp: Prepared, flow_id: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Per flow, frames of each kind and of each ECN value (without the transport)."""
-    both = counts_by(flow_id, n, pp.kind * 5 + np.where(pp.ecn >= 0, pp.ecn, 4), N_KINDS * 5)
+    ecn = pp.column("ecn")
+    both = counts_by(flow_id, n, pp.kind * 5 + np.where(ecn >= 0, ecn, 4), N_KINDS * 5)
     both = both.reshape(n, N_KINDS, 5)
     return both.sum(axis=2), both[:, :, :4].sum(axis=1)
 
@@ -290,8 +293,8 @@ def build_flow_model(pp: Prepared, conns: pd.DataFrame | None = None) -> FlowMod
 def _priorities(pp: Prepared, flow_id: np.ndarray, order: FlowOrder) -> np.ndarray:
     """Per flow, the priority PFC pauses it by: its VLAN PCP when tagged, else its DSCP's
     class selector (DSCP / 8: the usual DSCP-to-priority map of PFC in DSCP trust mode)."""
-    pcp = majority(flow_id, order, pp.pcp)
-    dscp = majority(flow_id, order, pp.dscp)
+    pcp = majority(flow_id, order, pp.column("pcp"))
+    dscp = majority(flow_id, order, pp.column("dscp"))
     return np.where(pcp >= 0, pcp, np.where(dscp >= 0, dscp >> 3, -1))
 
 
@@ -379,5 +382,5 @@ def _read_response_mtus(pp: Prepared, model: FlowModel) -> np.ndarray:
 def _largest_payload(pp: Prepared, model: FlowModel, rows: np.ndarray) -> np.ndarray:
     """Per flow: the largest payload among its frames of `rows` (frames of a flow), 0: none."""
     out = np.zeros(len(model), np.int64)
-    np.maximum.at(out, model.flow_id[rows], pp.payload_len[rows].astype(np.int64))
+    np.maximum.at(out, model.flow_id[rows], pp.column("payload_len", rows).astype(np.int64))
     return out

@@ -28,8 +28,8 @@ def qos_per_flow(pp: Prepared, model: FlowModel) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "udp_sport": model.sport,
-            "dscp": _usual(model, pp.dscp),
-            "vlan_pcp": _usual(model, pp.pcp),
+            "dscp": _usual(model, pp.column("dscp")),
+            "vlan_pcp": _usual(model, pp.column("pcp")),
             "ecn_not_capable_packets": not_capable,
             "ecn_capable": not_capable == 0,
             "requests": model.kinds[:, REQUEST],

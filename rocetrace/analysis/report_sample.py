@@ -97,7 +97,7 @@ def sample_rows(
     marked = np.zeros(len(pp), bool)  # per frame: an anomaly the graph must show
     marked[conv.row[(conv.flags & connection.RESENT) > 0]] = True
     marked[conv.row[conv.gap > 0]] = True
-    marked |= isin_small(pp.kind, (NAK, RNR_NAK)) | (pp.ecn == 3)
+    marked |= isin_small(pp.kind, (NAK, RNR_NAK)) | (pp.column("ecn") == 3)
     keep = []
     for f in wanted.tolist():  # a few flows, each thinned with array operations
         rows = np.flatnonzero(model.flow_id == f)
