@@ -37,6 +37,7 @@ from rocetrace.analysis.registry import (
     stage,
 )
 from rocetrace.analysis.shared import Shared, capture_facts
+from rocetrace.heap import give_back
 
 # --- capture: facts every partition needs, measured once on the whole capture ---
 
@@ -110,6 +111,7 @@ def conversations(
         if reserved.any():
             conv = connection.rerun(conv, reserved)
     conv.inputs = None
+    give_back()  # the state machine's inputs the output does not hold (PSNs, spans, ...)
     return conv
 
 
