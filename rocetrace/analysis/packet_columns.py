@@ -44,7 +44,7 @@ def packets_out(
         retransmitted, gap = _at_rows(conv, rows)
         return _with_columns(
             packets.take(rows).reset_index(drop=True), pp.ts[rows], model.flow_id[rows],
-            pp.ecn[rows] == 3, retransmitted, np.full(len(rows), -1, np.int64), gap,
+            pp.column("ecn", rows) == 3, retransmitted, np.full(len(rows), -1, np.int64), gap,
         )  # fmt: skip
     retransmitted = np.zeros(len(pp), bool)
     retransmitted[conv.row[(conv.flags & connection.RESENT) > 0]] = True
@@ -59,7 +59,7 @@ def packets_out(
     gapped = np.flatnonzero(conv.gap > 0)
     gap[conv.row[gapped]] = conv.gap[gapped]
     return _with_columns(
-        packets, pp.ts, model.flow_id, pp.ecn == 3, retransmitted, episode, gap, ~numbered
+        packets, pp.ts, model.flow_id, pp.column("ecn") == 3, retransmitted, episode, gap, ~numbered
     )
 
 
@@ -85,7 +85,7 @@ def _with_columns(
     """`no_episode`: where episode is null (default: where it is negative)."""
 
     def column(values: pd.api.extensions.ExtensionArray) -> pd.Series:
-        return pd.Series(values, index=packets.index)
+        return pd.Series(values, index=packets.index, copy=False)  # a copy of time: 8 MB
 
     return packets.assign(
         time=column(time_column(ts)),
