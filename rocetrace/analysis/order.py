@@ -49,7 +49,7 @@ def rank_in_group(groups: np.ndarray) -> np.ndarray:
 class FlowOrder:
     """The frames of each flow in capture order: rows[bounds[f]:bounds[f + 1]] is flow f."""
 
-    rows: np.ndarray  # frame indices, sorted by (flow, frame)
+    rows: np.ndarray  # frame indices (int32), sorted by (flow, frame)
     bounds: np.ndarray  # n_flows + 1 offsets into rows
 
     @cached_property
@@ -113,4 +113,6 @@ def flow_order(flow_id: np.ndarray, n_flows: int) -> FlowOrder:
     by_flow = stable_order(codes, n_flows)
     flows = np.arange(n_flows + 1, dtype=np.int64)
     bounds = np.searchsorted(codes, flows, sorter=by_flow).astype(np.int64, copy=False)
-    return FlowOrder(by_flow[: bounds[-1]], bounds)
+    # int32 rows (a partition has fewer than 2^31 frames): the order lives through the
+    # whole analysis, and int64 held 4 MB more per million frames at its peak
+    return FlowOrder(by_flow[: bounds[-1]].astype(np.int32), bounds)
