@@ -26,7 +26,7 @@ def _malloc_trim() -> Callable[[int], int] | None:
 
 
 def give_back() -> None:
-    """Return the free pages of the C heap to the system (~1 ms)."""
+    """Return the free pages of the C heap to the system (~1-2 ms at 1M frames)."""
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
