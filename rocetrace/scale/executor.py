@@ -1,6 +1,7 @@
 """Where the tasks run: in this process one after the other, or as Dask tasks on a local
 cluster (`--workers N`) or an existing one (`--scheduler ADDRESS`). Dask schedules; this
-module only hands it the task functions (decode.py, partition.py) and gathers results.
+module only hands it the task functions (decode.py, partition.py) and gathers results, and
+has a local cluster's workers fork from a server that imported them once.
 """
 
 from __future__ import annotations
@@ -145,7 +146,9 @@ def start_worker_forkserver(workers: int) -> None:
     if getattr(forkserver._forkserver, "_forkserver_pid", None) is not None:
         return  # another part of this program started one: its environment is not ours
     multiprocessing.get_context("forkserver").set_forkserver_preload(list(FORKSERVER_PRELOAD))
-    with _environ_set({k: str(v) for k, v in worker_environ(workers).items()}):
+    # as Dask's pre-spawn variables: what the environment already says wins
+    wanted = {k: str(v) for k, v in worker_environ(workers).items() if k not in os.environ}
+    with _environ_set(wanted):
         forkserver.ensure_running()
     _forkserver_workers.append(workers)
 
