@@ -73,6 +73,10 @@ def run_analysis(
     or streamed (rocetrace.scale.input_plan), the stages shown on a terminal."""
     from rocetrace.scale.input_plan import analyze_inputs, load_analysis_early, streamed
 
+    if scale.workers and not scale.scheduler:  # before any thread starts (it sets os.environ)
+        from rocetrace.scale.executor import start_worker_forkserver
+
+        start_worker_forkserver(scale.workers)
     load_analysis_early()
     inputs = [str(c) for c in captures]
     quiet = scale.quiet or streamed(inputs, scale)  # streaming shows its own bars
