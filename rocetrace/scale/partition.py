@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from rocetrace import heap
 from rocetrace.analysis.pipeline import PartitionResult, analyze_partition
 from rocetrace.analysis.shared import Shared
 from rocetrace.capture.files import capture_order
@@ -78,7 +79,8 @@ def analyze_shard(job: PartitionJob) -> PartitionResult:
     packets, order = load_partition(
         Path(job.workdir), job.partition, job.manifest, ANALYSIS_COLUMNS, job.pairs
     )
-    return analyze_partition(packets, job.shared, order)
+    with heap.kept():
+        return analyze_partition(packets, job.shared, order)
 
 
 def arrow_pairs(table: pa.Table) -> np.ndarray:

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from rocetrace import heap
 from rocetrace.analysis.combine import flow_numbers
 from rocetrace.analysis.pipeline import (
     PartitionResult,
@@ -44,7 +45,8 @@ def analyze_merged_part(job: MergedPartJob) -> PartitionResult:
     capture order), keeping its packet rows with their flow ids."""
     frame = job.packets["frame"].to_numpy(np.int64)
     order = (np.zeros(len(frame), np.int64), frame)
-    return analyze_partition(job.packets, job.shared, order, keep_packets=True)
+    with heap.kept():  # a worker's next task reuses the memory (rocetrace.heap.kept)
+        return analyze_partition(job.packets, job.shared, order, keep_packets=True)
 
 
 class PartJobs(Sequence[MergedPartJob]):
