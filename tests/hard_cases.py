@@ -2462,3 +2462,31 @@ RUN_HELD_AFTER_A_NAK_CHAIN: tuple[dict[str, Any], int] = (
     },
     899,
 )
+
+# A go-back-N NIC seen at the receiver, 2 us away, on a clock that jitters by +-1 us: a NAK
+# of the next PSN of a run under way is taken by a split the capture cannot tell from more
+# of that run, and the NAK's real answer, a restart at its PSN a round trip later, shows a
+# silence the jitter stretches to the shortest ACK timer: its cause is open.
+TIMER_AT_A_NAK_TAKEN_IN_DOUBT: tuple[dict[str, Any], int] = (
+    {
+        "ops": ("write", "write", "write"),
+        "recovery": "go-back-n",
+        "vantage": "receiver",
+        "qps": 1,
+        "messages": 2,
+        "message_size": 4096,
+        "start_psn": None,
+        "losses": (Loss(every=40),),
+        "max_packets": 3000,
+        "window": 64,
+        "ack_req_every": 16,
+        "timeout": 8,
+        "link_delay_ns": 2000,
+        "reorder_rate": 0.0052515521307152325,
+        "mtu": 512,
+        "requesters": 2,
+        "responders": 1,
+        "vlan": 100,
+    },
+    781,
+)

@@ -48,6 +48,7 @@ from hard_cases import (
     SKIP_THEN_BACK_CASE,
     SKIPPING_COPIES_OF_A_RUN,
     TIMER_ARMED_ON_A_QUEUED_SEND,
+    TIMER_AT_A_NAK_TAKEN_IN_DOUBT,
     TIMER_INSIDE_A_MESSAGE_BELOW_AN_ACK,
     TWO_RESTARTS_AT_ONE_PSN,
 )
@@ -1849,3 +1850,18 @@ def test_run_held_by_a_pause_may_answer_every_nak_of_its_run(tmp_path: Path) -> 
     assert len(held) >= 1
     before = eps[eps["first_frame"] < held["first_frame"].iloc[0]].iloc[-1]
     assert set(before["nak_frames"]) <= set(held["nak_frames"].iloc[0])
+
+
+def test_timer_at_a_nak_taken_in_doubt_is_open(tmp_path: Path) -> None:
+    """At the receiver on a clock that jitters by +-1 us: a split the capture cannot tell
+    from more of the run it cut took a NAK of its PSN, and a restart at that PSN comes a
+    silence after the run that the jitter stretches to the shortest ACK timer. Were the
+    split more of its run, the restart would be that NAK's answer (as it was): no
+    confident timeout."""
+    a = _analyzed_right_on(tmp_path, TIMER_AT_A_NAK_TAKEN_IN_DOUBT, "jitter1000")
+    eps = a.retransmissions
+    split = eps[(eps["trigger"] == "nak") & (eps["trigger_certainty"] == "uncertain")]
+    after = eps[eps["first_frame"] > split["first_frame"].max()]
+    restart = after[after["start_psn"].isin(split["start_psn"])]
+    assert len(restart) >= 1
+    assert (restart["trigger_certainty"] == "uncertain").all()

@@ -104,6 +104,10 @@ def weigh_triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # exactly that PSN may be that NAK's answer instead
     above_taker = above_nak(e)[t]
     taken = (taker >= 0) & ((doubt[t] & (e["alt_of"][t] != -1)) | gb0_taker | above_taker)
+    # a timer's restart at the PSN of a NAK some episode took in doubt may be its answer
+    in_doubt = (doubt & (e["alt_of"] != -1)) | (below_own & ~x.own_answered) | x.own_repeat
+    in_doubt |= above_nak(e)
+    certainty[_timer_at_a_nak_in_doubt(x, e, trigger, in_doubt)] = UNCERTAIN
     # a resend kept in the run not much after a NAK of its own PSN, or whose NAK a split in
     # doubt took: it may be that NAK's answer, and the run from there another episode; the
     # trigger is a NAK either way (only which NAK frame is open: answered_naks.nak_frames),
@@ -167,6 +171,32 @@ def weigh_triggers(x: Context, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     certainty[_after_reordering(x, e)] = UNCERTAIN  # last: whatever the rules above read
     certainty[original_open(x, e)] = UNCERTAIN
     return trigger, certainty
+
+
+def _timer_at_a_nak_in_doubt(
+    x: Context, e: np.ndarray, trigger: np.ndarray, in_doubt: np.ndarray
+) -> np.ndarray:
+    """Timeouts (no NAK left to take) at exactly the PSN of a NAK that an episode took in
+    doubt (`in_doubt`: a split the capture cannot tell from more of the run it cut, a
+    go-back-0 reading beside a NAK of its own PSN, a restart above the NAKed PSN), seen
+    less than the shortest ACK timer before them, give or take the clock's slack. Were
+    that taker more of its run, or its other reading, the NAK would still be open, and
+    the restart, which a NIC sends at a NAK's PSN as its timer does, an answer as prompt
+    as answers come: a jittery clock stretches a round trip's silence to the timer's."""
+    ks = np.flatnonzero((trigger == "timeout") & (e["nak_ev"] < 0) & (e["own_nak_seen"] == 1))
+    out = np.zeros(len(e), bool)
+    if not len(ks):
+        return out
+    c = x.conv
+    takers = np.flatnonzero(in_doubt & (e["nak_ev"] >= 0) & (e["nak_kind"] == NAK))
+    for k in ks.tolist():  # such timeouts are few
+        mine = takers[
+            (e["conv"][takers] == e["conv"][k]) & (e["nak_ext"][takers] == e["start_ext"][k])
+        ]
+        wait = c.ts[e["first_ev"][k]] - c.ts[e["nak_ev"][mine]] - x.paused_ns[k]
+        before = e["nak_ev"][mine] < e["first_ev"][k]  # capture order: a cause comes first
+        out[k] = bool((before & (wait - x.tol.slack_ns < MIN_ACK_TIMEOUT_NS)).any())
+    return out
 
 
 def _dropped_nak_in_chain(x: Context, e: np.ndarray, trigger: np.ndarray) -> np.ndarray:
